@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sched_getattr/sched_setattr wrappers for utilization clamps.
+ *
+ * Jitter classification is util_max == 0 (and only 0). Every write uses SCHED_FLAG_KEEP_POLICY |
+ * SCHED_FLAG_KEEP_PARAMS so policy, nice and RT priority are never touched. The raw syscalls go
+ * through a replaceable struct of function pointers, so unit tests can inject fakes without root or
+ * uclamp.
+ */
+#ifndef TS_SCHED_ATTR_H
+#define TS_SCHED_ATTR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Size of struct sched_attr with the utilization clamp fields (SCHED_ATTR_SIZE_VER1). */
+#define TS_SCHED_ATTR_SIZE_VER1 56u
+
+#define TS_SCHED_FLAG_RESET_ON_FORK  0x01u
+#define TS_SCHED_FLAG_KEEP_POLICY    0x08u
+#define TS_SCHED_FLAG_KEEP_PARAMS    0x10u
+#define TS_SCHED_FLAG_UTIL_CLAMP_MIN 0x20u
+#define TS_SCHED_FLAG_UTIL_CLAMP_MAX 0x40u
+
+/* Maximum clamp value (SCHED_CAPACITY_SCALE). */
+#define TS_UCLAMP_MAX_VALUE 1024u
+/* Writing this value resets a clamp to the kernel default (util_max 1024; util_min 0, RT default).
+ */
+#define TS_UCLAMP_RESET UINT32_MAX
+/* The one util_max value that means "jitter task". */
+#define TS_JITTER_UTIL_MAX 0u
+
+/* Same layout as the kernel's struct sched_attr, VER1. */
+struct ts_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+	uint32_t sched_util_min;
+	uint32_t sched_util_max;
+};
+
+/* The syscall layer. Both return 0 or -1 with errno set, like the raw syscalls. */
+struct ts_sched_ops {
+	int (*setattr)(pid_t tid, struct ts_sched_attr *attr, unsigned int flags);
+	int (*getattr)(pid_t tid, struct ts_sched_attr *attr, unsigned int size,
+	               unsigned int flags);
+};
+
+/* The real syscalls. */
+extern const struct ts_sched_ops ts_sched_ops_syscall;
+/* Replaces the syscall layer (NULL restores the real one). Not thread-safe: call at start-up. */
+void ts_sched_ops_set(const struct ts_sched_ops *ops);
+
+/* A task's current scheduling policy and requested clamps, as sched_getattr reports them. */
+struct ts_clamp {
+	uint32_t policy;
+	uint32_t util_min;
+	uint32_t util_max;
+};
+
+/* Reads the clamps of one thread. 0 or -errno (-ESRCH when gone). */
+int ts_clamp_get(pid_t tid, struct ts_clamp *out);
+
+/*
+ * Builds the attribute for a clamp-only change. TS_UCLAMP_RESET in a field means "reset to
+ * default"; set_min false leaves util_min alone (the UTIL_CLAMP_MIN flag is not set).
+ */
+void ts_sched_attr_encode(struct ts_sched_attr *attr, bool set_min, uint32_t util_min,
+                          uint32_t util_max);
+
+/* Writes util_max (and util_min when set_min). 0 or -errno. */
+int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max);
+
+/* True when this clamp classifies the task as a jitter task. */
+bool ts_clamp_is_jitter(const struct ts_clamp *c);
+
+/* True for SCHED_FIFO/SCHED_RR, whose util_min defaults to 1024. */
+bool ts_policy_is_rt(uint32_t policy);
+/* "normal", "fifo", "rr", "batch", "idle", "deadline" or "unknown". */
+const char *ts_policy_name(uint32_t policy);
+
+/*
+ * A message a person can act on for an errno returned by ts_clamp_set/ts_clamp_get, e.g. EOPNOTSUPP
+ * -> "this kernel has no utilization clamping (CONFIG_UCLAMP_TASK)". Never NULL.
+ */
+const char *ts_sched_strerror(int err);
+
+#endif

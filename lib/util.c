@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char root_prefix[4096];
+
+void ts_root_set(const char *prefix)
+{
+	size_t n;
+
+	snprintf(root_prefix, sizeof(root_prefix), "%s", prefix ? prefix : "");
+	/* "/" and "fixture/" would give "//proc" or "fixture//proc": harmless, but keep paths tidy.
+	 */
+	n = strlen(root_prefix);
+	while (n > 0 && root_prefix[n - 1] == '/')
+		root_prefix[--n] = '\0';
+}
+
+const char *ts_root_get(void)
+{
+	return root_prefix;
+}
+
+static int vpath(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	size_t rlen = strlen(root_prefix);
+	int n;
+
+	if (rlen >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, root_prefix, rlen);
+	n = vsnprintf(buf + rlen, len - rlen, fmt, ap);
+	if (n < 0 || (size_t)n >= len - rlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int ts_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vpath(buf, len, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ts_read_file(const char *path, char **out)
+{
+	size_t cap = 4096, len = 0;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* procfs files report size 0, so read until EOF instead of trusting fstat. */
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int ts_read_pathf(char **out, const char *fmt, ...)
+{
+	char path[4096];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vpath(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	return ts_read_file(path, out);
+}
+
+int ts_parse_ll(const char *s, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	while (*end == '\n' || *end == ' ' || *end == '\t')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ts_parse_pid(const char *s, pid_t *out)
+{
+	long long v;
+
+	/* Reject "+12" and " 12": a PID argument is digits only. */
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	if (ts_parse_ll(s, &v) < 0 || v <= 0 || v > 0x3fffffff)
+		return -EINVAL;
+	*out = (pid_t)v;
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers shared by every lib module: the configurable filesystem root (so unit tests run on
+ * fixture trees instead of the real /proc and /sys) and whole-file reads.
+ */
+#ifndef TS_UTIL_H
+#define TS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Prefix put in front of every absolute /proc, /sys and /run path the library opens. "" (the
+ * default) means the real filesystem; tests point it at tests/unit/fixtures/<tree>. The string is
+ * copied.
+ */
+void ts_root_set(const char *prefix);
+const char *ts_root_get(void);
+
+/* Formats root + path into buf. Returns 0, or -ENAMETOOLONG if it does not fit. */
+int ts_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Reads a whole (small, procfs-style) file below the root into a malloc'd NUL-terminated buffer.
+ * Returns 0 and sets *out (caller frees), or -errno (ENOENT when the file does not exist).
+ */
+int ts_read_file(const char *path, char **out);
+/* ts_path() + ts_read_file() in one call. */
+int ts_read_pathf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a decimal integer filling the whole string (trailing newline allowed). 0 or -EINVAL. */
+int ts_parse_ll(const char *s, long long *out);
+
+/* Parses a decimal PID/TID > 0. 0 or -EINVAL. */
+int ts_parse_pid(const char *s, pid_t *out);
+
+#endif
