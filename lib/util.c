@@ -101,18 +101,23 @@ int ts_read_file(const char *path, char **out)
 	return 0;
 }
 
-int ts_read_pathf(char **out, const char *fmt, ...)
+int ts_vread_pathf(char **out, const char *fmt, va_list ap)
 {
 	char path[4096];
+	int r = vpath(path, sizeof(path), fmt, ap);
+
+	return r < 0 ? r : ts_read_file(path, out);
+}
+
+int ts_read_pathf(char **out, const char *fmt, ...)
+{
 	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
-	r = vpath(path, sizeof(path), fmt, ap);
+	r = ts_vread_pathf(out, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return r;
-	return ts_read_file(path, out);
+	return r;
 }
 
 int ts_parse_ll(const char *s, long long *out)

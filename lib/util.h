@@ -28,6 +28,7 @@ int ts_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 int ts_read_file(const char *path, char **out);
 /* ts_path() + ts_read_file() in one call. */
 int ts_read_pathf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ts_vread_pathf(char **out, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Parses a decimal integer filling the whole string (trailing newline allowed). 0 or -EINVAL. */
 int ts_parse_ll(const char *s, long long *out);
