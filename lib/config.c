@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * inih parses "key = value" lines; a line reader of our own in front of it keeps the line number
+ * (the packaged inih is built without INI_HANDLER_LINENO), reads section headers itself (so empty
+ * and repeated sections are seen), strips inline '#' comments and leading blanks (so no inih
+ * build-time option changes the syntax), and notices lines inih rejected as syntax errors.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "build_config.h"
+
+/* A comm is at most TASK_COMM_LEN - 1 characters; a longer literal pattern can never match. */
+#define COMM_MAX 15
+
+enum key_id { K_RECHECK, K_RESTORE, K_LOGLEVEL, K_COMM, K_CGROUP, K_USER, K_THREADS, K_COUNT };
+
+static const char *const key_names[K_COUNT] = {
+    "recheck_interval", "restore_on_stop", "log_level", "comm", "cgroup", "user", "threads"};
+
+enum section_kind { SEC_NONE, SEC_BAD, SEC_DAEMON, SEC_RULE };
+
+struct parser {
+	struct ts_config *cfg;
+	struct ts_diag *diag;
+	ts_user_lookup_fn lookup;
+	const char *file;
+	/* input: either a FILE or a buffer */
+	FILE *fp;
+	const char *buf, *buf_end;
+	char *line;
+	size_t line_cap, line_len;
+	int lineno;
+	bool pending_key_line; /* the last line given to inih was "key = value"-like */
+	bool handler_called;   /* ... and inih called us for it */
+	/* current section */
+	enum section_kind sec;
+	char *sec_label; /* "[rule foo]" for messages */
+	size_t rule_idx;
+	int key_line[K_COUNT];
+	size_t sec_errors; /* diag->total when the section started */
+};
+
+void ts_daemon_settings_default(struct ts_daemon_settings *d)
+{
+	d->recheck_interval_ms = 30000;
+	d->restore_on_stop = true;
+	d->log_level = LOG_INFO;
+}
+
+const char *ts_config_default_path(void)
+{
+	return SYSCONFDIR "/turbosched/turboschedd.conf";
+}
+
+static void diag_add(struct ts_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void diag_add(struct ts_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+
+	d->total++;
+	if (d->nmsgs >= TS_CONFIG_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	if (m)
+		d->msgs[d->nmsgs++] = m;
+}
+
+/* "FILE:LINE: [SECTION] " prefix + message. */
+static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void perr(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	diag_add(p->diag, "%s:%d: %s%s%s", p->file, p->lineno, p->sec_label ? p->sec_label : "",
+	         p->sec_label ? " " : "", m ? m : "out of memory");
+	free(m);
+}
+
+void ts_diag_clear(struct ts_diag *d)
+{
+	for (size_t i = 0; i < d->nmsgs; i++)
+		free(d->msgs[i]);
+	memset(d, 0, sizeof(*d));
+}
+
+char *ts_diag_join(const struct ts_diag *d)
+{
+	size_t len = 64;
+	for (size_t i = 0; i < d->nmsgs; i++)
+		len += strlen(d->msgs[i]) + 1;
+	char *s = malloc(len), *w = s;
+	if (!s)
+		return NULL;
+	*w = '\0';
+	for (size_t i = 0; i < d->nmsgs; i++)
+		w += sprintf(w, "%s%s", i ? "\n" : "", d->msgs[i]);
+	if (d->total > d->nmsgs)
+		sprintf(w, "\n... and %zu more", d->total - d->nmsgs);
+	return s;
+}
+
+int ts_log_level_parse(const char *s)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} levels[] = {{"err", LOG_ERR},       {"error", LOG_ERR}, {"warning", LOG_WARNING},
+	              {"notice", LOG_NOTICE}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}};
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (strcmp(s, levels[i].name) == 0)
+			return levels[i].level;
+	return -1;
+}
+
+const char *ts_log_level_name(int level)
+{
+	switch (level) {
+	case LOG_ERR:
+		return "err";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_NOTICE:
+		return "notice";
+	case LOG_INFO:
+		return "info";
+	case LOG_DEBUG:
+		return "debug";
+	}
+	return "?";
+}
+
+int ts_duration_parse(const char *s, unsigned int *ms)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long mult;
+	} units[] = {{"", 1000},   {"ms", 1},      {"s", 1000},
+	             {"m", 60000}, {"min", 60000}, {"h", 3600000}};
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) != 0)
+			continue;
+		/* A day is plenty for a re-check; this also keeps the product within an unsigned
+		 * int. */
+		if (v > 86400000ull / units[i].mult)
+			return -EINVAL;
+		*ms = (unsigned int)(v * units[i].mult);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false",
+	                                                                            "off", "0"};
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return *out = true, true;
+		if (strcasecmp(s, no[i]) == 0)
+			return *out = false, true;
+	}
+	return false;
+}
+
+static int default_lookup(const char *name, uid_t *uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwnam_r(name, &pw, buf, sizeof(buf), &res) != 0 || !res)
+		return -ENOENT;
+	*uid = res->pw_uid;
+	return 0;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-@", *s))
+			return false;
+	return true;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static struct ts_rule *cur_rule(struct parser *p)
+{
+	return &p->cfg->rules.rules[p->rule_idx];
+}
+
+/* Called when a section ends (next header or end of file): checks what needs the whole section. */
+static void section_end(struct parser *p)
+{
+	/* A field that failed to parse would make this message a misleading echo of that error. */
+	if (p->sec == SEC_RULE && p->diag->total == p->sec_errors) {
+		struct ts_rule *r = cur_rule(p);
+		if (!r->ncomm && !r->ncgroup && !r->nuser) {
+			int saved = p->lineno;
+			p->lineno = r->line;
+			perr(p, "has no comm, cgroup or user: it would match every task");
+			p->lineno = saved;
+		}
+	}
+	free(p->sec_label);
+	p->sec_label = NULL;
+	p->sec = SEC_NONE;
+	memset(p->key_line, 0, sizeof(p->key_line));
+}
+
+static const struct ts_rule *find_rule(const struct ts_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->rules.nrules; i++)
+		if (strcmp(c->rules.rules[i].name, name) == 0)
+			return &c->rules.rules[i];
+	return NULL;
+}
+
+/* Parses "[...]" (already without leading blanks and comments). */
+static void section_start(struct parser *p, char *l)
+{
+	section_end(p);
+	char *close = strchr(l, ']');
+	if (!close) {
+		perr(p, "syntax error: section header without closing ']'");
+		p->sec = SEC_BAD;
+		return;
+	}
+	if (*trim(close + 1)) {
+		perr(p, "syntax error: text after ']'");
+		p->sec = SEC_BAD;
+		return;
+	}
+	*close = '\0';
+	char *body = trim(l + 1);
+	char *sp = body + strcspn(body, " \t");
+	char *name = trim(sp);
+	*sp = '\0';
+
+	if (asprintf(&p->sec_label, "[%s%s%s]", body, *name ? " " : "", name) < 0)
+		p->sec_label = NULL;
+
+	if (strcmp(body, "daemon") == 0) {
+		if (*name) {
+			perr(p, "takes no name: write [daemon]");
+			p->sec = SEC_BAD;
+			return;
+		}
+		p->sec = SEC_DAEMON;
+		return;
+	}
+	bool is_rule = strcmp(body, "rule") == 0, is_excl = strcmp(body, "exclude") == 0;
+	if (!is_rule && !is_excl) {
+		/* The label would repeat the section; report it bare. */
+		free(p->sec_label);
+		p->sec_label = NULL;
+		perr(p,
+		     "unknown section [%s%s%s]; expected [daemon], [rule NAME] or [exclude NAME]",
+		     body, *name ? " " : "", name);
+		p->sec = SEC_BAD;
+		return;
+	}
+	p->sec = SEC_BAD;
+	if (!*name) {
+		perr(p, "needs a name: write [%s NAME]", body);
+		return;
+	}
+	if (!valid_name(name)) {
+		perr(p, "invalid name '%s': use letters, digits, '_', '-', '.', '@'", name);
+		return;
+	}
+	const struct ts_rule *dup = find_rule(p->cfg, name);
+	if (dup) {
+		perr(p, "duplicate rule name '%s' (first defined at %s:%d)", name, dup->file,
+		     dup->line);
+		return;
+	}
+	struct ts_ruleset *rs = &p->cfg->rules;
+	struct ts_rule *n = realloc(rs->rules, (rs->nrules + 1) * sizeof(*n));
+	if (!n) {
+		perr(p, "out of memory");
+		return;
+	}
+	rs->rules = n;
+	struct ts_rule *r = &rs->rules[rs->nrules];
+	memset(r, 0, sizeof(*r));
+	r->name = strdup(name);
+	r->file = strdup(p->file);
+	r->line = p->lineno;
+	r->kind = is_excl ? TS_RULE_EXCLUDE : TS_RULE_TAG;
+	r->threads = TS_THREADS_ALL;
+	if (!r->name || !r->file) {
+		ts_rule_free(r);
+		perr(p, "out of memory");
+		return;
+	}
+	p->rule_idx = rs->nrules++;
+	p->sec = SEC_RULE;
+	p->sec_errors = p->diag->total;
+}
+
+/* Splits a comma-separated list into trimmed, non-empty items. Returns count or -1 (reported). */
+static int split_list(struct parser *p, const char *key, const char *value, char ***out)
+{
+	char *copy = strdup(value), *save = NULL;
+	char **v = NULL;
+	int n = 0;
+
+	if (!copy) {
+		perr(p, "out of memory");
+		return -1;
+	}
+	if (!*trim(copy)) {
+		perr(p, "%s: empty value", key);
+		free(copy);
+		return -1;
+	}
+	/* strtok_r would merge ",," silently; walk by hand so an empty item is an error. */
+	for (char *s = copy;; s = save) {
+		char *comma = strchr(s, ',');
+		save = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		char *item = trim(s);
+		if (!*item) {
+			perr(p, "%s: empty item in list", key);
+			goto fail;
+		}
+		char **nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (!nv || !(nv[n] = strdup(item))) {
+			v = nv ? nv : v;
+			goto oom_fail;
+		}
+		v = nv;
+		n++;
+		if (!save)
+			break;
+	}
+	free(copy);
+	*out = v;
+	return n;
+oom_fail:
+	perr(p, "out of memory");
+fail:
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	free(copy);
+	return -1;
+}
+
+static bool has_wildcard(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static int check_pattern(struct parser *p, enum key_id k, const char *pat)
+{
+	const char *why = ts_glob_check(pat);
+	if (why) {
+		perr(p, "%s: bad pattern '%s': %s", key_names[k], pat, why);
+		return -1;
+	}
+	if (k == K_COMM && !has_wildcard(pat) && strlen(pat) > COMM_MAX) {
+		perr(p, "comm: '%s' can never match: a comm has at most %d characters", pat,
+		     COMM_MAX);
+		return -1;
+	}
+	if (k == K_CGROUP && pat[0] != '/' && pat[0] != '*') {
+		perr(p,
+		     "cgroup: pattern '%s' must start with '/' (cgroup v2 path, e.g. "
+		     "/system.slice/*)",
+		     pat);
+		return -1;
+	}
+	return 0;
+}
+
+static void set_rule_key(struct parser *p, enum key_id k, const char *value)
+{
+	struct ts_rule *r = cur_rule(p);
+	char **items = NULL;
+	int n;
+
+	if (k == K_THREADS) {
+		if (strcmp(value, "all") == 0)
+			r->threads = TS_THREADS_ALL;
+		else if (strcmp(value, "matched") == 0)
+			r->threads = TS_THREADS_MATCHED;
+		else
+			perr(p, "threads: invalid value '%s'; expected all or matched", value);
+		return;
+	}
+	n = split_list(p, key_names[k], value, &items);
+	if (n < 0)
+		return;
+
+	bool ok = true;
+	uid_t *uids = NULL;
+	if (k == K_USER && !(uids = calloc((size_t)n, sizeof(*uids)))) {
+		perr(p, "out of memory");
+		ok = false;
+	}
+	for (int i = 0; ok && i < n; i++) {
+		if (k != K_USER) {
+			ok = check_pattern(p, k, items[i]) == 0 && ok;
+			continue;
+		}
+		long long num;
+		char *end;
+		errno = 0;
+		num = strtoll(items[i], &end, 10);
+		if (isdigit((unsigned char)items[i][0]) && !*end && !errno && num >= 0 &&
+		    num < (long long)UINT32_MAX) {
+			uids[i] = (uid_t)num;
+		} else if (p->lookup(items[i], &uids[i]) != 0) {
+			perr(p, "user: unknown user '%s'", items[i]);
+			ok = false;
+		}
+	}
+	if (!ok) {
+		for (int i = 0; i < n; i++)
+			free(items[i]);
+		free(items);
+		free(uids);
+		return;
+	}
+	switch (k) {
+	case K_COMM:
+		r->comm = items;
+		r->ncomm = (size_t)n;
+		break;
+	case K_CGROUP:
+		r->cgroup = items;
+		r->ncgroup = (size_t)n;
+		break;
+	default:
+		r->user = items;
+		r->uids = uids;
+		r->nuser = (size_t)n;
+		break;
+	}
+}
+
+static void set_daemon_key(struct parser *p, enum key_id k, const char *value)
+{
+	struct ts_daemon_settings *d = &p->cfg->daemon;
+	int lvl;
+
+	switch (k) {
+	case K_RECHECK:
+		if (ts_duration_parse(value, &d->recheck_interval_ms) != 0)
+			perr(
+			    p,
+			    "recheck_interval: invalid duration '%s'; expected e.g. 30s, 500ms, 2m "
+			    "(at most 24h) or 0 to disable",
+			    value);
+		break;
+	case K_RESTORE:
+		if (!parse_bool(value, &d->restore_on_stop))
+			perr(p, "restore_on_stop: invalid value '%s'; expected yes or no", value);
+		break;
+	default:
+		lvl = ts_log_level_parse(value);
+		if (lvl < 0)
+			perr(
+			    p,
+			    "log_level: invalid value '%s'; expected err, warning, notice, info or "
+			    "debug",
+			    value);
+		else
+			d->log_level = lvl;
+		break;
+	}
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *p = user;
+	enum key_id k;
+
+	(void)section; /* sections are tracked by the reader */
+	p->handler_called = true;
+	if (p->sec == SEC_BAD)
+		return 1; /* already reported at the header; don't cascade */
+	if (p->sec == SEC_NONE) {
+		perr(p, "key '%s' outside any section; start with [daemon] or [rule NAME]", name);
+		return 1;
+	}
+	int first = p->sec == SEC_DAEMON ? K_RECHECK : K_COMM;
+	int last = p->sec == SEC_DAEMON ? K_LOGLEVEL : K_THREADS;
+	for (k = (enum key_id)first; (int)k <= last; k++)
+		if (strcmp(name, key_names[k]) == 0)
+			break;
+	if ((int)k > last) {
+		perr(p, "unknown key '%s'; expected %s", name,
+		     p->sec == SEC_DAEMON ? "recheck_interval, restore_on_stop or log_level"
+		                          : "comm, cgroup, user or threads");
+		return 1;
+	}
+	if (p->key_line[k]) {
+		perr(p, "%s: given twice in this section (first at line %d)", name, p->key_line[k]);
+		return 1;
+	}
+	p->key_line[k] = p->lineno;
+	if (p->sec == SEC_DAEMON)
+		set_daemon_key(p, k, value);
+	else
+		set_rule_key(p, k, value);
+	return 1;
+}
+
+/* Reads one raw line into p->line; false at end of input. */
+static bool next_raw_line(struct parser *p)
+{
+	if (p->fp) {
+		ssize_t n = getline(&p->line, &p->line_cap, p->fp);
+		p->line_len = n > 0 ? (size_t)n : 0;
+		return n >= 0;
+	}
+	if (p->buf >= p->buf_end)
+		return false;
+	const char *nl = memchr(p->buf, '\n', (size_t)(p->buf_end - p->buf));
+	size_t len = nl ? (size_t)(nl - p->buf) + 1 : (size_t)(p->buf_end - p->buf);
+	if (len + 1 > p->line_cap) {
+		char *n = realloc(p->line, len + 1);
+		if (!n)
+			return false;
+		p->line = n;
+		p->line_cap = len + 1;
+	}
+	memcpy(p->line, p->buf, len);
+	p->line[len] = '\0';
+	p->line_len = len;
+	p->buf += len;
+	return true;
+}
+
+/* A '#' or ';' at the start or after a blank starts a comment. */
+static void strip_comment(char *l)
+{
+	for (char *c = l; *c; c++) {
+		if ((*c == '#' || *c == ';') && (c == l || isspace((unsigned char)c[-1]))) {
+			*c = '\0';
+			return;
+		}
+	}
+}
+
+static void check_syntax_of_previous(struct parser *p)
+{
+	if (p->pending_key_line && !p->handler_called)
+		perr(p, "syntax error: expected 'key = value' or '[section]'");
+	p->pending_key_line = false;
+	p->handler_called = false;
+}
+
+static char *reader(char *str, int num, void *stream)
+{
+	struct parser *p = stream;
+
+	check_syntax_of_previous(p);
+	if (!next_raw_line(p))
+		return NULL;
+	p->lineno++;
+
+	char *l = p->line;
+	if (p->lineno == 1 && memcmp(l, "\xEF\xBB\xBF", 3) == 0)
+		l += 3;
+	if (strlen(p->line) != p->line_len) {
+		perr(p, "syntax error: NUL byte in line");
+		l = "";
+	}
+	strip_comment(l);
+	l = trim(l);
+
+	if (*l == '[') {
+		section_start(p, l);
+		l = "";
+	} else if ((int)strlen(l) + 2 >= num) {
+		perr(p, "line too long (at most %d characters)", num - 3);
+		l = "";
+	}
+	p->pending_key_line = *l != '\0';
+	snprintf(str, (size_t)num, "%s\n", l);
+	return str;
+}
+
+static int parse_stream(struct parser *p)
+{
+	/* inih's own return value only repeats the first line we already reported. */
+	(void)ini_parse_stream(reader, p, handler, p);
+	check_syntax_of_previous(p);
+	section_end(p);
+	free(p->line);
+	p->line = NULL;
+	return 0;
+}
+
+static struct ts_config *config_new(void)
+{
+	struct ts_config *c = calloc(1, sizeof(*c));
+	if (c)
+		ts_daemon_settings_default(&c->daemon);
+	return c;
+}
+
+static int add_file_name(struct ts_config *c, const char *name)
+{
+	char **n = realloc(c->files, (c->nfiles + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->files = n;
+	if (!(c->files[c->nfiles] = strdup(name)))
+		return -ENOMEM;
+	c->nfiles++;
+	return 0;
+}
+
+static void parse_file(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn lookup,
+                       const char *path)
+{
+	struct parser p = {.cfg = c, .diag = d, .lookup = lookup, .file = path};
+	struct stat st;
+
+	p.fp = fopen(path, "re");
+	if (!p.fp) {
+		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
+		return;
+	}
+	/* fopen() of a directory succeeds; reading it gives EISDIR much later, without a file name.
+	 */
+	if (fstat(fileno(p.fp), &st) == 0 && !S_ISREG(st.st_mode)) {
+		diag_add(d, "%s: cannot read: not a regular file", path);
+		fclose(p.fp);
+		return;
+	}
+	if (add_file_name(c, path) != 0)
+		diag_add(d, "%s: out of memory", path);
+	parse_stream(&p);
+	if (ferror(p.fp))
+		diag_add(d, "%s: read error", path);
+	fclose(p.fp);
+}
+
+static int filter_conf(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".conf") == 0;
+}
+
+static int cmp_names(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static void parse_dropins(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn lookup,
+                          const char *dir)
+{
+	struct dirent **list = NULL;
+	int n = scandir(dir, &list, filter_conf, cmp_names);
+
+	if (n < 0) {
+		/* No conf.d/ is the normal case. */
+		if (errno != ENOENT)
+			diag_add(d, "%s: cannot read directory: %s", dir, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		char *path = NULL;
+		if (asprintf(&path, "%s/%s", dir, list[i]->d_name) >= 0) {
+			parse_file(c, d, lookup, path);
+			free(path);
+		}
+		free(list[i]);
+	}
+	free(list);
+}
+
+static int finish(struct ts_config *c, struct ts_diag *d, struct ts_config **out)
+{
+	if (d->total) {
+		ts_config_free(c);
+		*out = NULL;
+		return -EINVAL;
+	}
+	*out = c;
+	return 0;
+}
+
+int ts_config_load(const struct ts_config_source *src, struct ts_config **out, struct ts_diag *diag)
+{
+	const char *path = src && src->path ? src->path : ts_config_default_path();
+	ts_user_lookup_fn lookup = src && src->lookup ? src->lookup : default_lookup;
+	struct ts_config *c = config_new();
+	char *dir = NULL;
+
+	memset(diag, 0, sizeof(*diag));
+	if (!c)
+		return -ENOMEM;
+	parse_file(c, diag, lookup, path);
+	if (src && src->dropin_dir) {
+		if (*src->dropin_dir)
+			parse_dropins(c, diag, lookup, src->dropin_dir);
+	} else {
+		const char *slash = strrchr(path, '/');
+		int dl = slash ? (int)(slash - path) : 1;
+		if (asprintf(&dir, "%.*s/conf.d", dl, slash ? path : ".") >= 0)
+			parse_dropins(c, diag, lookup, dir);
+		free(dir);
+	}
+	return finish(c, diag, out);
+}
+
+int ts_config_parse_buffer(const char *name, const char *text, size_t len, ts_user_lookup_fn lookup,
+                           struct ts_config **out, struct ts_diag *diag)
+{
+	struct ts_config *c = config_new();
+	struct parser p = {.diag = diag, .file = name, .buf = text, .buf_end = text + len};
+
+	memset(diag, 0, sizeof(*diag));
+	if (!c)
+		return -ENOMEM;
+	p.cfg = c;
+	p.lookup = lookup ? lookup : default_lookup;
+	if (add_file_name(c, name) != 0)
+		diag_add(diag, "%s: out of memory", name);
+	parse_stream(&p);
+	return finish(c, diag, out);
+}
+
+size_t ts_config_count(const struct ts_config *c, enum ts_rule_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->rules.nrules; i++)
+		n += c->rules.rules[i].kind == kind;
+	return n;
+}
+
+void ts_config_free(struct ts_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->rules.nrules; i++)
+		ts_rule_free(&c->rules.rules[i]);
+	free(c->rules.rules);
+	for (size_t i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	free(c->files);
+	free(c);
+}

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* turboschedd.conf parsing: the good cases and every kind of bad input, with exact messages. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static int fake_lookup(const char *name, uid_t *uid)
+{
+	if (strcmp(name, "backup") == 0)
+		return *uid = 34, 0;
+	if (strcmp(name, "alice") == 0)
+		return *uid = 1000, 0;
+	return -ENOENT;
+}
+
+static struct ts_config *parse_ok(const char *text)
+{
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	int r = ts_config_parse_buffer("t.conf", text, strlen(text), fake_lookup, &c, &d);
+	if (r != 0) {
+		char *j = ts_diag_join(&d);
+		ck_abort_msg("unexpected errors: %s", j);
+	}
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+/* Parses text that must fail; returns all messages joined (caller frees). */
+static char *parse_bad(const char *text)
+{
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	int r = ts_config_parse_buffer("t.conf", text, strlen(text), fake_lookup, &c, &d);
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_ptr_null(c);
+	char *j = ts_diag_join(&d);
+	ts_diag_clear(&d);
+	return j;
+}
+
+#define ck_assert_bad(text, msg)                                                                   \
+	do {                                                                                       \
+		char *m_ = parse_bad(text);                                                        \
+		ck_assert_str_eq(m_, msg);                                                         \
+		free(m_);                                                                          \
+	} while (0)
+
+START_TEST(test_full_example)
+{
+	struct ts_config *c = parse_ok("# comment\n"
+	                               "[daemon]\n"
+	                               "recheck_interval = 2m   # inline comment\n"
+	                               "restore_on_stop = no\n"
+	                               "log_level = debug\n"
+	                               "\n"
+	                               "[rule housekeeping]\n"
+	                               "comm   = logrotate, *-janitor\n"
+	                               "cgroup = /system.slice/housekeeping.slice/*\n"
+	                               "user   = backup, 998\n"
+	                               "threads = matched\n"
+	                               "; another comment\n"
+	                               "[exclude sshd]\n"
+	                               "  comm = sshd\n");
+	ck_assert_uint_eq(c->daemon.recheck_interval_ms, 120000);
+	ck_assert(!c->daemon.restore_on_stop);
+	ck_assert_int_eq(c->daemon.log_level, LOG_DEBUG);
+	ck_assert_uint_eq(c->rules.nrules, 2);
+	const struct ts_rule *r = &c->rules.rules[0];
+	ck_assert_str_eq(r->name, "housekeeping");
+	ck_assert_int_eq(r->kind, TS_RULE_TAG);
+	ck_assert_int_eq(r->threads, TS_THREADS_MATCHED);
+	ck_assert_uint_eq(r->ncomm, 2);
+	ck_assert_str_eq(r->comm[0], "logrotate");
+	ck_assert_str_eq(r->comm[1], "*-janitor");
+	ck_assert_str_eq(r->cgroup[0], "/system.slice/housekeeping.slice/*");
+	ck_assert_uint_eq(r->nuser, 2);
+	ck_assert_uint_eq(r->uids[0], 34);
+	ck_assert_uint_eq(r->uids[1], 998);
+	ck_assert_str_eq(r->user[0], "backup");
+	ck_assert_str_eq(r->file, "t.conf");
+	ck_assert_int_eq(r->line, 7);
+	r = &c->rules.rules[1];
+	ck_assert_str_eq(r->name, "sshd");
+	ck_assert_int_eq(r->kind, TS_RULE_EXCLUDE);
+	ck_assert_int_eq(r->threads, TS_THREADS_ALL);
+	ck_assert_int_eq(r->line, 13);
+	ck_assert_uint_eq(ts_config_count(c, TS_RULE_TAG), 1);
+	ck_assert_uint_eq(ts_config_count(c, TS_RULE_EXCLUDE), 1);
+	ts_config_free(c);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+	struct ts_config *c = parse_ok("");
+	ck_assert_uint_eq(c->daemon.recheck_interval_ms, 30000);
+	ck_assert(c->daemon.restore_on_stop);
+	ck_assert_int_eq(c->daemon.log_level, LOG_INFO);
+	ck_assert_uint_eq(c->rules.nrules, 0);
+	ts_config_free(c);
+}
+END_TEST
+
+START_TEST(test_durations)
+{
+	unsigned int ms;
+	ck_assert_int_eq(ts_duration_parse("30", &ms), 0);
+	ck_assert_uint_eq(ms, 30000);
+	ck_assert_int_eq(ts_duration_parse("500ms", &ms), 0);
+	ck_assert_uint_eq(ms, 500);
+	ck_assert_int_eq(ts_duration_parse("1h", &ms), 0);
+	ck_assert_uint_eq(ms, 3600000);
+	ck_assert_int_eq(ts_duration_parse("0", &ms), 0);
+	ck_assert_uint_eq(ms, 0);
+	ck_assert_int_eq(ts_duration_parse("25h", &ms), -EINVAL);
+	ck_assert_int_eq(ts_duration_parse("-1s", &ms), -EINVAL);
+	ck_assert_int_eq(ts_duration_parse("5x", &ms), -EINVAL);
+	ck_assert_int_eq(ts_duration_parse("", &ms), -EINVAL);
+	ck_assert_int_eq(ts_duration_parse("99999999999999999999", &ms), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_unknown_section)
+{
+	ck_assert_bad("[rules foo]\ncomm = x\n",
+	              "t.conf:1: unknown section [rules foo]; expected [daemon], [rule NAME] or "
+	              "[exclude NAME]");
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+	ck_assert_bad(
+	    "[rule a]\ncomm = x\ncom = y\n",
+	    "t.conf:3: [rule a] unknown key 'com'; expected comm, cgroup, user or threads");
+	ck_assert_bad("[daemon]\nrecheck = 5s\n",
+	              "t.conf:2: [daemon] unknown key 'recheck'; expected recheck_interval, "
+	              "restore_on_stop or log_level");
+}
+END_TEST
+
+START_TEST(test_bad_glob)
+{
+	ck_assert_bad("[rule a]\ncomm = ok, [abc\n",
+	              "t.conf:2: [rule a] comm: bad pattern '[abc': unterminated '[' in pattern");
+	ck_assert_bad("[rule a]\ncgroup = /x/\\\n",
+	              "t.conf:2: [rule a] cgroup: bad pattern '/x/\\': trailing '\\' in pattern");
+	ck_assert_bad("[rule a]\ncomm = [[:alpha]\n",
+	              "t.conf:2: [rule a] comm: bad pattern '[[:alpha]': unterminated '[:' class "
+	              "in pattern");
+	ck_assert_bad("[rule a]\ncomm = a,,b\n", "t.conf:2: [rule a] comm: empty item in list");
+	ck_assert_bad("[rule a]\ncomm =\n", "t.conf:2: [rule a] comm: empty value");
+	ck_assert_bad(
+	    "[rule a]\ncomm = averyveryverylongname\n",
+	    "t.conf:2: [rule a] comm: 'averyveryverylongname' can never match: a comm has "
+	    "at most 15 characters");
+	ck_assert_bad("[rule a]\ncgroup = system.slice\n",
+	              "t.conf:2: [rule a] cgroup: pattern 'system.slice' must start with '/' "
+	              "(cgroup v2 path, e.g. /system.slice/*)");
+}
+END_TEST
+
+START_TEST(test_unknown_user)
+{
+	ck_assert_bad("[rule a]\nuser = alice, nosuchuser\n",
+	              "t.conf:2: [rule a] user: unknown user 'nosuchuser'");
+	ck_assert_bad("[rule a]\nuser = -5\n", "t.conf:2: [rule a] user: unknown user '-5'");
+}
+END_TEST
+
+START_TEST(test_duplicate_rule)
+{
+	ck_assert_bad("[rule a]\ncomm = x\n\n[exclude a]\ncomm = y\n",
+	              "t.conf:4: [exclude a] duplicate rule name 'a' (first defined at t.conf:1)");
+}
+END_TEST
+
+START_TEST(test_duplicate_key)
+{
+	ck_assert_bad("[rule a]\ncomm = x\ncomm = y\n",
+	              "t.conf:3: [rule a] comm: given twice in this section (first at line 2)");
+}
+END_TEST
+
+START_TEST(test_section_errors)
+{
+	ck_assert_bad("[rule]\ncomm = x\n", "t.conf:1: [rule] needs a name: write [rule NAME]");
+	ck_assert_bad(
+	    "[rule a b]\ncomm = x\n",
+	    "t.conf:1: [rule a b] invalid name 'a b': use letters, digits, '_', '-', '.', "
+	    "'@'");
+	ck_assert_bad("[daemon x]\n", "t.conf:1: [daemon x] takes no name: write [daemon]");
+	ck_assert_bad("[rule a\ncomm = x\n",
+	              "t.conf:1: syntax error: section header without closing ']'");
+	ck_assert_bad("[rule a] x\n", "t.conf:1: syntax error: text after ']'");
+	ck_assert_bad("[rule empty]\n\n[rule b]\ncomm = x\n",
+	              "t.conf:1: [rule empty] has no comm, cgroup or user: it would match every "
+	              "task");
+	ck_assert_bad(
+	    "comm = x\n",
+	    "t.conf:1: key 'comm' outside any section; start with [daemon] or [rule NAME]");
+}
+END_TEST
+
+START_TEST(test_syntax_error)
+{
+	ck_assert_bad("[rule a]\ncomm = x\njust some words\n",
+	              "t.conf:3: [rule a] syntax error: expected 'key = value' or '[section]'");
+	/* The last line without a newline is checked too. */
+	ck_assert_bad("[rule a]\ncomm = x\nwords", "t.conf:3: [rule a] syntax error: expected 'key "
+	                                           "= value' or '[section]'");
+}
+END_TEST
+
+START_TEST(test_bad_values)
+{
+	ck_assert_bad("[daemon]\nrecheck_interval = soon\n",
+	              "t.conf:2: [daemon] recheck_interval: invalid duration 'soon'; expected e.g. "
+	              "30s, 500ms, 2m (at most 24h) or 0 to disable");
+	ck_assert_bad(
+	    "[daemon]\nrestore_on_stop = maybe\n",
+	    "t.conf:2: [daemon] restore_on_stop: invalid value 'maybe'; expected yes or no");
+	ck_assert_bad("[daemon]\nlog_level = loud\n",
+	              "t.conf:2: [daemon] log_level: invalid value 'loud'; expected err, warning, "
+	              "notice, info or debug");
+	ck_assert_bad("[rule a]\ncomm = x\nthreads = some\n",
+	              "t.conf:3: [rule a] threads: invalid value 'some'; expected all or matched");
+}
+END_TEST
+
+START_TEST(test_long_line_and_nul)
+{
+	char buf[600];
+	snprintf(buf, sizeof(buf), "[rule a]\ncomm = %0400d\n", 1);
+	char *m = parse_bad(buf);
+	ck_assert_msg(strncmp(m, "t.conf:2: [rule a] line too long (at most ", 42) == 0, "%s", m);
+	free(m);
+	static const char nul[] = "[rule a]\ncomm = x\0y\n";
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(
+	    ts_config_parse_buffer("t.conf", nul, sizeof(nul) - 1, fake_lookup, &c, &d), -EINVAL);
+	ck_assert_str_eq(d.msgs[0], "t.conf:2: [rule a] syntax error: NUL byte in line");
+	ts_diag_clear(&d);
+}
+END_TEST
+
+START_TEST(test_all_errors_collected)
+{
+	ck_assert_bad(
+	    "[rule a]\ncom = x\ncomm = [\n[bogus]\n",
+	    "t.conf:2: [rule a] unknown key 'com'; expected comm, cgroup, user or threads\n"
+	    "t.conf:3: [rule a] comm: bad pattern '[': unterminated '[' in pattern\n"
+	    "t.conf:4: unknown section [bogus]; expected [daemon], [rule NAME] or "
+	    "[exclude NAME]");
+	/* Past the limit, messages are counted, not kept. */
+	char text[4096] = "[rule a]\n";
+	for (int i = 0; i < 40; i++)
+		strcat(text, "x\n");
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(ts_config_parse_buffer("t.conf", text, strlen(text), fake_lookup, &c, &d),
+	                 -EINVAL);
+	ck_assert_uint_eq(d.nmsgs, TS_CONFIG_MAX_ERRORS);
+	ck_assert_uint_eq(d.total, 40);
+	char *j = ts_diag_join(&d);
+	ck_assert_ptr_nonnull(strstr(j, "\n... and 8 more"));
+	free(j);
+	ts_diag_clear(&d);
+}
+END_TEST
+
+/* A temporary directory with files, for the drop-in tests. */
+static char tmpdir[64];
+
+static void write_file(const char *rel, const char *text, mode_t mode)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static void mk_tmp(void)
+{
+	strcpy(tmpdir, "/tmp/ts-config-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	char d[128];
+	snprintf(d, sizeof(d), "%s/conf.d", tmpdir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+}
+
+static int load(struct ts_config **c, struct ts_diag *d)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/turboschedd.conf", tmpdir);
+	struct ts_config_source src = {.path = path, .lookup = fake_lookup};
+	return ts_config_load(&src, c, d);
+}
+
+START_TEST(test_dropins_lexical_order)
+{
+	mk_tmp();
+	write_file("turboschedd.conf", "[daemon]\nrecheck_interval = 10s\n[rule main]\ncomm = m\n",
+	           0644);
+	write_file("conf.d/20-b.conf", "[rule b]\ncomm = b\n[daemon]\nrecheck_interval = 20s\n",
+	           0644);
+	write_file("conf.d/10-a.conf", "[rule a]\ncomm = a\n", 0644);
+	write_file("conf.d/30-ignored.conf.disabled", "garbage\n", 0644);
+	write_file("conf.d/.hidden.conf", "garbage\n", 0644);
+
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(load(&c, &d), 0);
+	ck_assert_uint_eq(c->rules.nrules, 3);
+	ck_assert_str_eq(c->rules.rules[0].name, "main");
+	ck_assert_str_eq(c->rules.rules[1].name, "a");
+	ck_assert_str_eq(c->rules.rules[2].name, "b");
+	/* Later files override daemon settings. */
+	ck_assert_uint_eq(c->daemon.recheck_interval_ms, 20000);
+	ck_assert_uint_eq(c->nfiles, 3);
+	ck_assert_ptr_nonnull(strstr(c->files[1], "conf.d/10-a.conf"));
+	ts_config_free(c);
+}
+END_TEST
+
+START_TEST(test_dropin_duplicate_and_unreadable)
+{
+	mk_tmp();
+	write_file("turboschedd.conf", "[rule a]\ncomm = m\n", 0644);
+	write_file("conf.d/10-dup.conf", "\n[rule a]\ncomm = b\n", 0644);
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	char expect[512];
+	snprintf(expect, sizeof(expect),
+	         "%s/conf.d/10-dup.conf:2: [rule a] duplicate rule name 'a' (first defined at "
+	         "%s/turboschedd.conf:1)",
+	         tmpdir, tmpdir);
+	ck_assert_str_eq(d.msgs[0], expect);
+	ts_diag_clear(&d);
+
+	/* Root reads everything; a directory named *.conf is unreadable for everyone. */
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/conf.d/10-dup.conf", tmpdir);
+	unlink(dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	snprintf(expect, sizeof(expect), "%s: cannot read: not a regular file", dir);
+	ck_assert_str_eq(d.msgs[0], expect);
+	ts_diag_clear(&d);
+}
+END_TEST
+
+START_TEST(test_missing_main_file)
+{
+	struct ts_config_source src = {.path = "/nonexistent/turboschedd.conf",
+	                               .lookup = fake_lookup};
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(ts_config_load(&src, &c, &d), -EINVAL);
+	ck_assert_uint_eq(d.total, 1);
+	ck_assert_str_eq(d.msgs[0],
+	                 "/nonexistent/turboschedd.conf: cannot read: No such file or directory");
+	ts_diag_clear(&d);
+}
+END_TEST
+
+START_TEST(test_shipped_config_parses)
+{
+	/* conf/turboschedd.conf must be valid as shipped. */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/../../../conf/turboschedd.conf", getenv("FIXTURES"));
+	struct ts_config_source src = {.path = path, .dropin_dir = "", .lookup = fake_lookup};
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	int r = ts_config_load(&src, &c, &d);
+	ck_assert_msg(r == 0, "%s", r ? d.msgs[0] : "");
+	ts_config_free(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, test_full_example);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_durations);
+	tcase_add_test(tc, test_unknown_section);
+	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_bad_glob);
+	tcase_add_test(tc, test_unknown_user);
+	tcase_add_test(tc, test_duplicate_rule);
+	tcase_add_test(tc, test_duplicate_key);
+	tcase_add_test(tc, test_section_errors);
+	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_long_line_and_nul);
+	tcase_add_test(tc, test_all_errors_collected);
+	tcase_add_test(tc, test_dropins_lexical_order);
+	tcase_add_test(tc, test_dropin_duplicate_and_unreadable);
+	tcase_add_test(tc, test_missing_main_file);
+	tcase_add_test(tc, test_shipped_config_parses);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
