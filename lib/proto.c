@@ -68,7 +68,8 @@ int ts_frame_complete(const uint8_t *buf, size_t len, size_t max, size_t *payloa
 uint8_t *ts_frame_encode(json_object *obj, size_t *len)
 {
 	size_t n;
-	const char *s = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &n);
+	const char *s = json_object_to_json_string_length(
+	    obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (!s || n > UINT32_MAX)
 		return NULL;
 	uint8_t *buf = malloc(TS_PROTO_HDR_LEN + n);
