@@ -1,8 +1,308 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * status: what the kernel offers, the counters, the daemon, and one line per core with its CPUs,
+ * how busy it was over a short sample, and the jitter tasks that last ran there, so an operator
+ * sees at a glance that jitter tasks sit on busy cores and idle cores stay idle.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "commands.h"
+#include "daemon.h"
+#include "kernel.h"
+#include "output.h"
+#include "scan.h"
+#include "topology.h"
+#include "util.h"
+
+#define DEFAULT_SAMPLE_MS 250
+/* More names than this make the per-core line unreadable; "tasks" lists them all. */
+#define NAMES_PER_CORE 4
+
+struct core_view {
+	int busy_pct; /* -1 unknown */
+	size_t njitter;
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Busy share of each core: the mean over its CPUs of the sampled per-CPU busy shares. */
+static void sample_busy(const struct ts_topology *topo, long ms, struct core_view *cv)
+{
+	struct ts_cpu_times *a = calloc(topo->ncpus, sizeof(*a));
+	struct ts_cpu_times *b = calloc(topo->ncpus, sizeof(*b));
+
+	for (size_t c = 0; c < topo->ncores; c++)
+		cv[c].busy_pct = -1;
+	if (!a || !b || ts_cpustat_read(a, topo->ncpus) < 0)
+		goto out;
+	if (ms > 0)
+		sleep_ms(ms);
+	if (ts_cpustat_read(b, topo->ncpus) < 0)
+		goto out;
+	for (size_t c = 0; c < topo->ncores; c++) {
+		int sum = 0, n = 0;
+
+		for (size_t i = 0; i < topo->cores[c].ncpus; i++) {
+			int cpu = topo->cores[c].cpus[i];
+			int p = ts_cpu_busy_pct(&a[cpu], &b[cpu]);
+
+			if (p >= 0) {
+				sum += p;
+				n++;
+			}
+		}
+		cv[c].busy_pct = n ? (sum + n / 2) / n : -1;
+	}
+out:
+	free(a);
+	free(b);
+}
+
+static const char *onoff(int v)
+{
+	return v < 0 ? "unknown" : v ? "on" : "off";
+}
+
+static json_object *kernel_json(const struct ts_kernel_info *k)
+{
+	json_object *o = json_object_new_object();
+	const struct ts_counter *key = ts_counter_find(k, "key");
+
+	json_object_object_add(o, "uclamp", json_object_new_boolean(k->uclamp));
+	json_object_object_add(o, "turbosched", json_object_new_boolean(k->turbosched));
+	json_object_object_add(
+	    o, "packing", k->pack_enabled < 0 ? NULL : json_object_new_boolean(k->pack_enabled));
+	json_object_object_add(o, "static_key", key ? json_object_new_boolean(key->value) : NULL);
+	if (k->counters_state == TS_COUNTERS_OK) {
+		json_object *c = json_object_new_object();
+
+		for (size_t i = 0; i < k->ncounters; i++)
+			json_object_object_add(c, k->counters[i].name,
+			                       json_object_new_int64(k->counters[i].value));
+		json_object_object_add(o, "counters", c);
+		json_object_object_add(o, "counters_unavailable", NULL);
+	} else {
+		json_object_object_add(o, "counters", NULL);
+		json_object_object_add(
+		    o, "counters_unavailable",
+		    json_object_new_string(ts_counters_state_str(k->counters_state)));
+	}
+	return o;
+}
+
+static void kernel_human(FILE *f, const struct ts_kernel_info *k)
+{
+	const struct ts_counter *key = ts_counter_find(k, "key");
+
+	fprintf(f, "Utilization clamping: %s\n",
+	        k->uclamp ? "yes"
+	                  : "no (kernel without CONFIG_UCLAMP_TASK: tagging is impossible)");
+	if (!k->turbosched)
+		fprintf(f,
+		        "TurboSched:           no (tags apply, but jitter tasks are not packed)\n");
+	else
+		fprintf(f, "TurboSched:           yes, packing %s (%s)\n", onoff(k->pack_enabled),
+		        TS_SYSCTL_PACK);
+	if (key)
+		fprintf(f, "Static key:           %s\n", onoff(key->value != 0));
+	if (k->counters_state != TS_COUNTERS_OK) {
+		fprintf(f, "Counters:             %s\n", ts_counters_state_str(k->counters_state));
+		return;
+	}
+	fprintf(f, "Counters:            ");
+	for (size_t i = 0; i < k->ncounters; i++)
+		if (strcmp(k->counters[i].name, "key") != 0)
+			fprintf(f, " %s=%lld", k->counters[i].name, k->counters[i].value);
+	fputc('\n', f);
+}
+
+/* The first few jitter tasks of a core, "TID(comm)", then "+N": one table line per core. */
+static void jitter_names(char *buf, size_t len, const struct jitter_list *jl, size_t core)
+{
+	size_t off = 0, shown = 0, more = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < jl->n; i++) {
+		int w;
+
+		if (jl->v[i].core != (int)core)
+			continue;
+		if (shown == NAMES_PER_CORE) {
+			more++;
+			continue;
+		}
+		w = snprintf(buf + off, len - off, "%s%d(%s)", off ? " " : "",
+		             (int)jl->v[i].task.tid, jl->v[i].task.comm);
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+		shown++;
+	}
+	if (more)
+		snprintf(buf + off, len - off, " +%zu", more);
+}
+
+static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
+{
+	static const struct option longopts[] = {
+	    {"sample", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	long long v;
+	int c;
+
+	*ms = DEFAULT_SAMPLE_MS;
+	while ((c = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (ts_parse_ll(optarg, &v) < 0 || v < 0 || v > 10000) {
+				fprintf(o->err,
+				        "turboschedctl: --sample takes milliseconds, 0..10000\n");
+				return CLI_EXIT_USAGE;
+			}
+			*ms = (long)v;
+			break;
+		case 'h':
+			fprintf(o->out,
+			        "Usage: turboschedctl status [--sample MS]\n"
+			        "  -s, --sample MS  busy sample length (default %d ms)\n",
+			        DEFAULT_SAMPLE_MS);
+			return -1;
+		default:
+			fprintf(o->err, "turboschedctl: unknown option '%s' for status\n",
+			        argv[optind - 1]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(o->err, "turboschedctl: status takes no arguments\n");
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
+                   const struct daemon_registry *reg, const struct ts_topology *topo,
+                   const struct core_view *cv, const struct jitter_list *jl, int topo_err)
+{
+	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24];
+	struct table t;
+	static const char *const hdr[] = {"CORE", "NODE", "CPUS", "BUSY", "JITTER", "TASKS"};
+
+	if (o->json) {
+		json_object *root = json_object_new_object(), *cores = json_object_new_array();
+		json_object *d = json_object_new_object();
+
+		json_object_object_add(root, "kernel", kernel_json(k));
+		json_object_object_add(d, "running", json_object_new_boolean(reg->reachable));
+		json_object_object_add(d, "error",
+		                       reg->reachable ? NULL : json_object_new_string(reg->why));
+		json_object_object_add(root, "daemon", d);
+		for (size_t c = 0; c < topo->ncores; c++) {
+			json_object *e = json_object_new_object(), *cl = json_object_new_array();
+			json_object *tl = json_object_new_array();
+
+			json_object_object_add(e, "core", json_object_new_int((int)c));
+			json_object_object_add(e, "package",
+			                       json_object_new_int(topo->cores[c].package));
+			json_object_object_add(e, "core_id",
+			                       json_object_new_int(topo->cores[c].core_id));
+			json_object_object_add(e, "node", json_object_new_int(topo->cores[c].node));
+			for (size_t i = 0; i < topo->cores[c].ncpus; i++)
+				json_object_array_add(cl,
+				                      json_object_new_int(topo->cores[c].cpus[i]));
+			json_object_object_add(e, "cpus", cl);
+			json_object_object_add(
+			    e, "busy_pct",
+			    cv[c].busy_pct < 0 ? NULL : json_object_new_int(cv[c].busy_pct));
+			for (size_t i = 0; i < jl->n; i++)
+				if (jl->v[i].core == (int)c)
+					json_object_array_add(
+					    tl, json_object_new_int(jl->v[i].task.tid));
+			json_object_object_add(e, "jitter_tids", tl);
+			json_object_array_add(cores, e);
+		}
+		json_object_object_add(root, "cores", cores);
+		json_object_object_add(root, "jitter_tasks", json_object_new_int64((int64_t)jl->n));
+		json_print_put(o->out, root);
+		return;
+	}
+
+	kernel_human(o->out, k);
+	fprintf(o->out, "Daemon:               %s\n", reg->reachable ? "running" : reg->why);
+	fprintf(o->out, "Jitter tasks:         %zu\n\n", jl->n);
+	if (topo_err < 0) {
+		fprintf(o->out, "No CPU topology: %s\n", strerror(-topo_err));
+		return;
+	}
+	table_init(&t, 6, hdr);
+	for (size_t c = 0; c < topo->ncores; c++) {
+		format_cpulist(cpus, sizeof(cpus), topo->cores[c].cpus, topo->cores[c].ncpus);
+		snprintf(idx, sizeof(idx), "%zu", c);
+		if (topo->cores[c].node >= 0)
+			snprintf(node, sizeof(node), "%d", topo->cores[c].node);
+		else
+			snprintf(node, sizeof(node), "-");
+		if (cv[c].busy_pct >= 0)
+			snprintf(busy, sizeof(busy), "%d%%", cv[c].busy_pct);
+		else
+			snprintf(busy, sizeof(busy), "?");
+		snprintf(jn, sizeof(jn), "%zu", cv[c].njitter);
+		jitter_names(names, sizeof(names), jl, c);
+		table_add(&t, idx, node, cpus, busy, jn, names[0] ? names : "-");
+	}
+	table_print(&t, o->out);
+	table_free(&t);
+}
 
 int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 {
-	fprintf(opts->err, "turboschedctl: 'status' is not implemented yet\n");
-	return CLI_EXIT_FAILURE;
+	struct daemon_registry reg;
+	struct ts_kernel_info k;
+	struct ts_topology topo;
+	struct jitter_list jl = {0};
+	struct core_view *cv;
+	long ms;
+	int r, topo_err;
+
+	r = parse_args(opts, argc, argv, &ms);
+	if (r)
+		return r < 0 ? CLI_EXIT_OK : r;
+	ts_kernel_probe(&k);
+	daemon_registry_load(opts, &reg);
+	topo_err = ts_topology_load(&topo);
+	cv = calloc(topo.ncores + 1, sizeof(*cv));
+	if (!cv) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (topo_err == 0)
+		sample_busy(&topo, ms, cv);
+	r = jitter_scan(topo_err == 0 ? &topo : NULL, NULL, NULL, &jl);
+	if (r < 0) {
+		fprintf(opts->err, "turboschedctl: cannot list tasks: %s\n", strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < jl.n; i++)
+		if (jl.v[i].core >= 0)
+			cv[jl.v[i].core].njitter++;
+	output(opts, &k, &reg, &topo, cv, &jl, topo_err);
+out:
+	free(cv);
+	jitter_list_free(&jl);
+	ts_topology_free(&topo);
+	daemon_registry_free(&reg);
+	ts_kernel_info_free(&k);
+	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -134,10 +134,15 @@ static void probe_counters(struct ts_kernel_info *k)
 	k->counters_state = TS_COUNTERS_OK;
 }
 
+bool ts_kernel_has_uclamp(void)
+{
+	return exists(TS_SYSCTL_UCLAMP);
+}
+
 void ts_kernel_probe(struct ts_kernel_info *k)
 {
 	memset(k, 0, sizeof(*k));
-	k->uclamp = exists(TS_SYSCTL_UCLAMP);
+	k->uclamp = ts_kernel_has_uclamp();
 	k->turbosched = exists(TS_SYSCTL_PACK);
 	k->pack_enabled = k->turbosched ? read_switch() : -1;
 	probe_counters(k);

@@ -38,6 +38,9 @@ struct ts_kernel_info {
 	struct ts_counter *counters; /* in file order; unknown names kept */
 };
 
+/* Utilization clamping exists (the uclamp sysctl is present below the root). */
+bool ts_kernel_has_uclamp(void);
+
 /* Probes below the root. Never fails as a whole; what cannot be found is reported in the fields. */
 void ts_kernel_probe(struct ts_kernel_info *out);
 void ts_kernel_info_free(struct ts_kernel_info *k);

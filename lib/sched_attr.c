@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "sched_attr.h"
 
+#include "kernel.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -41,8 +43,9 @@ int ts_clamp_get(pid_t tid, struct ts_clamp *out)
 	if (ops->getattr(tid, &attr, sizeof(attr), 0) < 0)
 		return -errno;
 	out->policy = attr.sched_policy;
-	/* A kernel without uclamp returns the VER0 size (48) and leaves the clamps zeroed. */
-	if (attr.size < TS_SCHED_ATTR_SIZE_VER1) {
+	/* Without uclamp the kernel still copies 56 bytes, with the clamp fields left 0. */
+	out->valid = attr.size >= TS_SCHED_ATTR_SIZE_VER1 && ts_kernel_has_uclamp();
+	if (!out->valid) {
 		out->util_min = 0;
 		out->util_max = TS_UCLAMP_MAX_VALUE;
 	} else {
@@ -79,7 +82,7 @@ int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max)
 
 bool ts_clamp_is_jitter(const struct ts_clamp *c)
 {
-	return c->util_max == TS_JITTER_UTIL_MAX;
+	return c->valid && c->util_max == TS_JITTER_UTIL_MAX;
 }
 
 bool ts_policy_is_rt(uint32_t policy)

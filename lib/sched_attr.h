@@ -62,9 +62,17 @@ struct ts_clamp {
 	uint32_t policy;
 	uint32_t util_min;
 	uint32_t util_max;
+	/*
+	 * false on a kernel without CONFIG_UCLAMP_TASK: sched_getattr then reports util_max 0 for
+	 * every task, which must not read as "jitter"; util_min/util_max hold the defaults instead.
+	 */
+	bool valid;
 };
 
-/* Reads the clamps of one thread. 0 or -errno (-ESRCH when gone). */
+/*
+ * Reads the clamps of one thread. 0 or -errno (-ESRCH when gone). Whether the kernel has uclamp at
+ * all is checked through ts_kernel_has_uclamp() (below the configurable root).
+ */
 int ts_clamp_get(pid_t tid, struct ts_clamp *out);
 
 /*
@@ -77,7 +85,7 @@ void ts_sched_attr_encode(struct ts_sched_attr *attr, bool set_min, uint32_t uti
 /* Writes util_max (and util_min when set_min). 0 or -errno. */
 int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max);
 
-/* True when this clamp classifies the task as a jitter task. */
+/* True when this clamp classifies the task as a jitter task (valid and util_max == 0). */
 bool ts_clamp_is_jitter(const struct ts_clamp *c);
 
 /* True for SCHED_FIFO/SCHED_RR, whose util_min defaults to 1024. */

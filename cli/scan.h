@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Finding every jitter task (util_max == 0, as sched_getattr reports it) and deciding who tagged
+ * it: shared by "status" (per-core view) and "tasks".
+ */
+#ifndef TS_CLI_SCAN_H
+#define TS_CLI_SCAN_H
+
+#include <stddef.h>
+
+#include "daemon.h"
+#include "sched_attr.h"
+#include "tag_state.h"
+#include "task.h"
+#include "topology.h"
+
+enum tagged_by {
+	TAGGED_RULE,     /* a daemon rule (rule says which) */
+	TAGGED_MANUAL,   /* turboschedctl tag (the state file) */
+	TAGGED_EXTERNAL, /* someone else, e.g. uclampset -M 0 */
+	TAGGED_UNKNOWN,  /* not manual, and the daemon cannot be asked */
+};
+
+struct jitter_task {
+	struct ts_task task;
+	struct ts_clamp clamp;
+	int core; /* core index of task.cpu, -1 unknown */
+	enum tagged_by by;
+	char rule[64];
+};
+
+struct jitter_list {
+	struct jitter_task *v;
+	size_t n, cap;
+};
+
+/*
+ * Scans all threads. topo may be NULL (core stays -1); state and reg may be NULL (no
+ * classification). Threads exiting during the scan are skipped. 0 or -errno (cannot list /proc).
+ */
+int jitter_scan(const struct ts_topology *topo, struct ts_tag_state *state,
+                const struct daemon_registry *reg, struct jitter_list *out);
+void jitter_list_free(struct jitter_list *l);
+
+/* "rule", "manual", "external", "unknown". */
+const char *tagged_by_str(enum tagged_by b);
+
+#endif
