@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The control commands: each builds its JSON response from the daemon's state. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "daemon.h"
+#include "log.h"
+#include "task.h"
+
+#define ADD(o, k, v) json_object_object_add((o), (k), (v))
+
+static json_object *cmd_status(struct daemon *d)
+{
+	json_object *o = ts_response_ok(), *c = json_object_new_object(),
+	            *files = json_object_new_array(), *s = json_object_new_object(),
+	            *rl = json_object_new_object(), *ctl = json_object_new_object();
+	const struct engine_stats *st = &d->eng.st;
+
+	ADD(o, "pid", json_object_new_int(getpid()));
+	ADD(o, "version", json_object_new_string(TURBOSCHED_VERSION));
+	ADD(o, "started", json_object_new_int64(d->started));
+	for (size_t i = 0; i < d->cfg->nfiles; i++)
+		json_object_array_add(files, json_object_new_string(d->cfg->files[i]));
+	ADD(c, "files", files);
+	ADD(c, "loaded", json_object_new_int64(d->loaded));
+	ADD(c, "rules", json_object_new_int64((int64_t)ts_config_count(d->cfg, TS_RULE_TAG)));
+	ADD(c, "excludes",
+	    json_object_new_int64((int64_t)ts_config_count(d->cfg, TS_RULE_EXCLUDE)));
+	ADD(c, "recheck_interval_ms", json_object_new_int64(d->cfg->daemon.recheck_interval_ms));
+	ADD(c, "restore_on_stop", json_object_new_boolean(d->cfg->daemon.restore_on_stop));
+	ADD(o, "config", c);
+	ADD(rl, "count", json_object_new_int64((int64_t)d->reloads));
+	ADD(rl, "failures", json_object_new_int64((int64_t)d->reload_failures));
+	ADD(rl, "ok", json_object_new_boolean(d->reload_error == NULL));
+	ADD(rl, "error", d->reload_error ? json_object_new_string(d->reload_error) : NULL);
+	ADD(o, "last_reload", rl);
+	ADD(o, "tagged", json_object_new_int64((int64_t)registry_count_tagged(&d->eng.reg)));
+#define STAT(name) ADD(s, #name, json_object_new_int64((int64_t)st->name))
+	STAT(events);
+	STAT(scans);
+	STAT(rescans);
+	STAT(tagged);
+	STAT(restored);
+	STAT(vanished);
+	STAT(failures);
+	STAT(external);
+#undef STAT
+	ADD(o, "stats", s);
+	ADD(ctl, "served", json_object_new_int64((int64_t)d->ctl.st.served));
+	ADD(ctl, "refused", json_object_new_int64((int64_t)d->ctl.st.refused));
+	ADD(ctl, "timeouts", json_object_new_int64((int64_t)d->ctl.st.timeouts));
+	ADD(o, "control", ctl);
+	return o;
+}
+
+/* The shape turboschedctl's daemon_registry_from_json() reads (cli/daemon.h). */
+static json_object *entry_json(const struct reg_entry *e)
+{
+	json_object *t = json_object_new_object();
+	ADD(t, "tid", json_object_new_int(e->tid));
+	ADD(t, "tgid", json_object_new_int(e->tgid));
+	ADD(t, "starttime", json_object_new_uint64(e->starttime));
+	ADD(t, "rule", json_object_new_string(e->rule));
+	ADD(t, "how", json_object_new_string(registry_how_name(e->how)));
+	ADD(t, "since", json_object_new_int64(e->since));
+	ADD(t, "util_min", json_object_new_int64(e->prev.util_min));
+	ADD(t, "util_max", json_object_new_int64(e->prev.util_max));
+	ADD(t, "min_lowered", json_object_new_boolean(e->prev.min_lowered));
+	return t;
+}
+
+static json_object *cmd_tasks(struct daemon *d)
+{
+	json_object *o = ts_response_ok(), *a = json_object_new_array();
+	for (size_t i = 0; i < d->eng.reg.n; i++)
+		if (d->eng.reg.v[i].how != REG_MANUAL_UNTAG)
+			json_object_array_add(a, entry_json(&d->eng.reg.v[i]));
+	ADD(o, "tasks", a);
+	return o;
+}
+
+static json_object *cmd_explain(struct daemon *d, pid_t pid)
+{
+	struct ts_task t, p;
+	int r = ts_task_read(0, pid, &t);
+	if (r == -ESRCH)
+		return ts_response_error("no such process or thread: %d", (int)pid);
+	if (r < 0)
+		return ts_response_error("cannot read task %d: %s", (int)pid, strerror(-r));
+	if (t.tgid == t.tid || ts_task_read(t.tgid, t.tgid, &p) < 0)
+		p = t;
+	json_object *o = ts_explain_to_json(&d->cfg->rules, &t, &p);
+	if (!o)
+		return ts_response_error("out of memory");
+	ADD(o, "ok", json_object_new_boolean(1));
+	ADD(o, "source", json_object_new_string("daemon"));
+	struct reg_entry *e = registry_find(&d->eng.reg, pid);
+	ADD(o, "registry", e && e->starttime == t.starttime ? entry_json(e) : NULL);
+	return o;
+}
+
+static json_object *cmd_rules(struct daemon *d)
+{
+	json_object *o = ts_response_ok(), *files = json_object_new_array();
+	ADD(o, "rules", ts_rules_to_json(&d->cfg->rules));
+	for (size_t i = 0; i < d->cfg->nfiles; i++)
+		json_object_array_add(files, json_object_new_string(d->cfg->files[i]));
+	ADD(o, "files", files);
+	return o;
+}
+
+static json_object *cmd_reload(struct daemon *d)
+{
+	if (daemon_reload(d) < 0)
+		return ts_response_error("reload failed, the previous configuration stays in "
+		                         "force:\n%s",
+		                         d->reload_error ? d->reload_error : "");
+	return ts_response_ok();
+}
+
+static json_object *cmd_tag(struct daemon *d, const struct ts_request *req,
+                            const struct ucred *peer)
+{
+	bool tag = req->cmd == TS_CMD_TAG;
+	struct ts_tag_report rep = {0};
+	int r = engine_manual(&d->eng, tag, req->pid, req->thread, &rep);
+
+	if (r == -ESRCH) {
+		ts_tag_report_free(&rep);
+		return ts_response_error("no such process: %d", (int)req->pid);
+	}
+	if (r < 0) {
+		ts_tag_report_free(&rep);
+		return ts_response_error("cannot list the threads of %d: %s", (int)req->pid,
+		                         strerror(-r));
+	}
+	json_object *o = ts_response_ok(), *a = json_object_new_array();
+	for (size_t i = 0; i < rep.n; i++) {
+		json_object *t = json_object_new_object();
+		ADD(t, "tid", json_object_new_int(rep.v[i].tid));
+		ADD(t, "outcome", json_object_new_string(ts_tag_outcome_str(rep.v[i].outcome)));
+		if (rep.v[i].outcome == TS_TAG_FAILED)
+			ADD(t, "error", json_object_new_string(ts_sched_strerror(rep.v[i].err)));
+		json_object_array_add(a, t);
+	}
+	ADD(o, "results", a);
+	log_notice("%s of %s %d requested by pid %d (uid %u): %zu applied, %zu failed",
+	           tag ? "tag" : "untag", req->thread ? "thread" : "process", (int)req->pid,
+	           (int)peer->pid, (unsigned)peer->uid, ts_tag_report_count(&rep, TS_TAG_APPLIED),
+	           ts_tag_report_count(&rep, TS_TAG_FAILED));
+	ts_tag_report_free(&rep);
+	daemon_update_status(d);
+	return o;
+}
+
+json_object *daemon_handle(void *ctx, const struct ts_request *req, const struct ucred *peer)
+{
+	struct daemon *d = ctx;
+
+	switch (req->cmd) {
+	case TS_CMD_STATUS:
+		return cmd_status(d);
+	case TS_CMD_TASKS:
+		return cmd_tasks(d);
+	case TS_CMD_EXPLAIN:
+		return cmd_explain(d, req->pid);
+	case TS_CMD_RULES:
+		return cmd_rules(d);
+	case TS_CMD_RELOAD:
+		return cmd_reload(d);
+	case TS_CMD_TAG:
+	case TS_CMD_UNTAG:
+		return cmd_tag(d, req, peer);
+	case TS_CMD_COUNT:
+		break;
+	}
+	return ts_response_error("unknown command");
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The control socket server: non-blocking, one request and one response per connection, bounded
+ * sizes, a deadline per client (one that never speaks or never reads is dropped), and the
+ * permission check for changes (SO_PEERCRED, then privs_peer_may_change()).
+ */
+#ifndef TSD_CONTROL_H
+#define TSD_CONTROL_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "loop.h"
+#include "proto.h"
+
+#define CONTROL_MAX_CLIENTS 32
+#define CONTROL_TIMEOUT_MS  5000
+
+/* Answers one permitted request with a response object (never NULL). */
+typedef json_object *(*control_handler)(void *ctx, const struct ts_request *req,
+                                        const struct ucred *peer);
+
+struct control;
+
+struct control_client {
+	struct loop_source src;
+	struct control *ctl;
+	struct ucred peer;
+	uint8_t *in;
+	size_t inlen;
+	uint8_t *out;
+	size_t outlen, outoff;
+	long long deadline;
+	bool used;
+};
+
+struct control_stats {
+	unsigned long long served, refused, timeouts, rejected;
+};
+
+struct control {
+	struct loop *loop;
+	struct loop_source listen;
+	char path[108];
+	control_handler handler;
+	void *ctx;
+	int timeout_ms;
+	struct control_client clients[CONTROL_MAX_CLIENTS];
+	struct control_stats st;
+};
+
+/* Creates the socket (and its directory), refusing when another daemon answers on it. */
+int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx);
+void control_close(struct control *c);
+/* Milliseconds until the nearest client deadline, or -1 when no client is connected. */
+int control_next_timeout(const struct control *c, long long now);
+/* Drops clients whose deadline has passed. */
+void control_expire(struct control *c, long long now);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "daemon.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+
+#include "log.h"
+#include "notify.h"
+
+int daemon_load_config(const struct daemon *d, struct ts_config **out, char **msgs)
+{
+	struct ts_config_source src = {
+	    .path = d->config_path, .dropin_dir = d->dropin_dir, .lookup = d->lookup};
+	struct ts_diag diag;
+	int r = ts_config_load(&src, out, &diag);
+
+	*msgs = NULL;
+	if (r < 0) {
+		*msgs = ts_diag_join(&diag);
+		ts_diag_clear(&diag);
+	}
+	return r;
+}
+
+void daemon_arm_recheck(const struct daemon *d)
+{
+	unsigned int ms = d->cfg->daemon.recheck_interval_ms;
+	struct itimerspec its = {
+	    .it_interval = {ms / 1000, (long)(ms % 1000) * 1000000L},
+	    .it_value = {ms / 1000, (long)(ms % 1000) * 1000000L},
+	};
+	/* An all-zero value disarms the timer, which is what recheck_interval = 0 means. */
+	if (d->recheck_fd >= 0 && timerfd_settime(d->recheck_fd, 0, &its, NULL) < 0)
+		log_warning("cannot arm the re-check timer: %s", strerror(errno));
+}
+
+void daemon_update_status(const struct daemon *d)
+{
+	size_t tagged = registry_count_tagged(&d->eng.reg);
+	if (d->reload_error)
+		notify_status(
+		    "%zu tasks tagged, %zu rules; last reload FAILED, old config in use: %s",
+		    tagged, ts_config_count(d->cfg, TS_RULE_TAG), d->reload_error);
+	else
+		notify_status("%zu tasks tagged, %zu rules, %zu exclusions", tagged,
+		              ts_config_count(d->cfg, TS_RULE_TAG),
+		              ts_config_count(d->cfg, TS_RULE_EXCLUDE));
+}
+
+int daemon_reload(struct daemon *d)
+{
+	struct ts_config *n = NULL;
+	char *msgs = NULL;
+
+	notify_reloading();
+	d->reloads++;
+	int r = daemon_load_config(d, &n, &msgs);
+	free(d->reload_error);
+	d->reload_error = NULL;
+	if (r < 0) {
+		d->reload_failures++;
+		d->reload_error = msgs ? msgs : strdup("out of memory");
+		log_err("reload failed, the previous configuration stays in force:\n%s",
+		        d->reload_error ? d->reload_error : "");
+	} else {
+		struct ts_config *old = d->cfg;
+		d->cfg = n;
+		d->loaded = time(NULL);
+		if (!d->debug)
+			log_set_level(n->daemon.log_level);
+		engine_set_config(&d->eng, n);
+		daemon_arm_recheck(d);
+		ts_config_free(old);
+		log_info("configuration reloaded: %zu rules, %zu exclusions",
+		         ts_config_count(n, TS_RULE_TAG), ts_config_count(n, TS_RULE_EXCLUDE));
+	}
+	daemon_update_status(d);
+	notify_ready();
+	return r < 0 ? -EINVAL : 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's state and the operations main.c and the control commands share. */
+#ifndef TSD_DAEMON_H
+#define TSD_DAEMON_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "config.h"
+#include "control.h"
+#include "engine.h"
+#include "loop.h"
+#include "proto.h"
+
+struct daemon {
+	/* options */
+	const char *config_path;  /* NULL: the default */
+	const char *dropin_dir;   /* NULL: conf.d/ next to the config */
+	ts_user_lookup_fn lookup; /* NULL: getpwnam_r (tests inject) */
+	bool debug;               /* --debug: log level fixed at debug */
+	int recheck_fd;           /* timerfd of the periodic re-check, -1 if none */
+	/* state */
+	struct ts_config *cfg;
+	struct engine eng;
+	struct loop loop;
+	struct control ctl;
+	time_t started, loaded;
+	unsigned long long reloads, reload_failures;
+	char *reload_error; /* why the last reload failed; NULL when it worked */
+	bool stop;
+};
+
+/* Loads the configuration; on error returns -EINVAL and *msgs (joined, caller frees). */
+int daemon_load_config(const struct daemon *d, struct ts_config **out, char **msgs);
+
+/*
+ * Reload: parse the new configuration; on error keep the old one in force and remember why
+ * (journal, STATUS=, control socket); else switch and re-evaluate every task. 0 or -EINVAL.
+ */
+int daemon_reload(struct daemon *d);
+
+/* (Re)arms the re-check timer from the configuration's recheck_interval. */
+void daemon_arm_recheck(const struct daemon *d);
+
+/* Refreshes STATUS= with the counts. */
+void daemon_update_status(const struct daemon *d);
+
+/* The control socket's command handler (control_handler). */
+json_object *daemon_handle(void *ctx, const struct ts_request *req, const struct ucred *peer);
+
+#endif

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "rules.h"
+#include "tag.h"
+#include "task.h"
+
+/* After this many, failed writes are logged at debug level only: one cause, one warning. */
+#define LOUD_FAILURES 5
+
+void engine_init(struct engine *e, const struct ts_config *cfg)
+{
+	memset(e, 0, sizeof(*e));
+	e->cfg = cfg;
+}
+
+void engine_free(struct engine *e)
+{
+	registry_free(&e->reg);
+}
+
+static bool ours(const struct reg_entry *r)
+{
+	return r->how == REG_RULE || r->how == REG_INHERITED;
+}
+
+static void record(struct engine *e, const struct ts_task *t, const char *rule, enum reg_how how,
+                   const struct ts_prev *prev)
+{
+	struct reg_entry n = {
+	    .tid = t->tid,
+	    .tgid = t->tgid,
+	    .starttime = t->starttime,
+	    .since = time(NULL),
+	    .prev = *prev,
+	    .how = how,
+	    .seen = true,
+	};
+	snprintf(n.rule, sizeof(n.rule), "%s", rule);
+	if (!registry_put(&e->reg, &n))
+		log_err("out of memory: task %d tagged but not recorded", (int)t->tid);
+}
+
+static void failed(struct engine *e, const char *what, const struct ts_tag_result *res)
+{
+	e->st.failures++;
+	log_msg(e->st.failures <= LOUD_FAILURES ? LOG_WARNING : LOG_DEBUG,
+	        "cannot %s task %d (%s): %s", what, (int)res->tid, res->comm,
+	        ts_sched_strerror(res->err));
+}
+
+static void tag_task(struct engine *e, const struct ts_task *t, const char *rule)
+{
+	struct ts_tag_opts o = {.thread_only = true};
+	struct ts_tag_result res;
+
+	memset(&res, 0, sizeof(res));
+	snprintf(res.comm, sizeof(res.comm), "%s", t->comm);
+	switch (ts_tag_thread(TS_OP_TAG, t->tgid, t->tid, t->starttime, &o, &res)) {
+	case TS_TAG_APPLIED: {
+		struct ts_prev prev = {res.before.util_min, res.before.util_max, res.min_written};
+		record(e, t, rule, REG_RULE, &prev);
+		e->st.tagged++;
+		log_info("tagged task %d (%s) by rule %s", (int)t->tid, t->comm, rule);
+		break;
+	}
+	case TS_TAG_UNCHANGED:
+		/* util_max 0 set by someone else: a manual or external tag, not ours to manage. */
+		e->st.external++;
+		log_debug("task %d (%s) matches rule %s but is already tagged by someone else",
+		          (int)t->tid, t->comm, rule);
+		break;
+	case TS_TAG_VANISHED:
+	case TS_TAG_REUSED:
+		e->st.vanished++;
+		log_debug("task %d (%s) exited while being tagged", (int)t->tid, t->comm);
+		break;
+	case TS_TAG_FAILED:
+		failed(e, "tag", &res);
+		break;
+	}
+}
+
+/* Undoes our tag; the entry is gone afterwards unless the write failed (kept for a retry). */
+static void restore(struct engine *e, struct reg_entry *ent, const char *why)
+{
+	struct ts_tag_opts o = {
+	    .thread_only = true, .daemon_lookup = registry_prev_lookup, .daemon_ctx = &e->reg};
+	struct ts_tag_result res;
+	pid_t tid = ent->tid;
+
+	memset(&res, 0, sizeof(res));
+	switch (ts_tag_thread(TS_OP_UNTAG, ent->tgid, tid, ent->starttime, &o, &res)) {
+	case TS_TAG_APPLIED:
+		e->st.restored++;
+		log_info("untagged task %d (rule %s): %s", (int)tid, ent->rule, why);
+		break;
+	case TS_TAG_UNCHANGED:
+		log_debug(
+		    "task %d: clamp changed by someone else since we tagged it; forgetting it",
+		    (int)tid);
+		break;
+	case TS_TAG_VANISHED:
+	case TS_TAG_REUSED:
+		e->st.vanished++;
+		log_debug("task %d exited while being untagged", (int)tid);
+		break;
+	case TS_TAG_FAILED:
+		failed(e, "untag", &res);
+		return;
+	}
+	registry_remove(&e->reg, ent);
+}
+
+/* Decides for a task already read; `t` and its process leader `p`. */
+static void eval_task(struct engine *e, const struct ts_task *t, const struct ts_task *p)
+{
+	struct reg_entry *ent = registry_find(&e->reg, t->tid);
+
+	if (ent && ent->starttime != t->starttime) {
+		/* The TID belongs to a new task now: the old one exited unseen. Nothing to restore.
+		 */
+		log_debug("task %d was replaced by a new task with the same TID", (int)t->tid);
+		registry_remove(&e->reg, ent);
+		ent = NULL;
+	}
+	if (ent)
+		ent->seen = true;
+	if (ent && !ours(ent))
+		return; /* a manual request decided for this task */
+
+	struct ts_subject ts, ps;
+	ts_subject_from_task(t, &ts);
+	ts_subject_from_task(p, &ps);
+	struct ts_verdict v = ts_ruleset_match(&e->cfg->rules, &ts, &ps);
+
+	if (v.kind == TS_VERDICT_TAG) {
+		if (!ent)
+			tag_task(e, t, v.rule->name);
+		else if (strcmp(ent->rule, v.rule->name) != 0)
+			snprintf(ent->rule, sizeof(ent->rule), "%s", v.rule->name);
+		return;
+	}
+	if (ent) {
+		char why[96];
+		if (v.kind == TS_VERDICT_EXCLUDED)
+			snprintf(why, sizeof(why), "excluded by [exclude %s]", v.rule->name);
+		else
+			snprintf(why, sizeof(why), "no rule matches any more");
+		restore(e, ent, why);
+	}
+}
+
+/* Reads thread and leader; false when the thread is gone (its entry is then dropped). */
+static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, struct ts_task *t, struct ts_task *p)
+{
+	int r = ts_task_read(tgid, tid, t);
+	if (r < 0) {
+		struct reg_entry *ent = registry_find(&e->reg, tid);
+		if (r == -ESRCH) {
+			e->st.vanished++;
+			log_debug("task %d exited before it could be classified", (int)tid);
+			if (ent)
+				registry_remove(&e->reg, ent);
+		} else {
+			log_debug("cannot read task %d: %s", (int)tid, strerror(-r));
+		}
+		return false;
+	}
+	/* A leader that cannot be read (exiting) leaves the thread's own attributes as best guess.
+	 */
+	if (t->tgid == tid || ts_task_read(t->tgid, t->tgid, p) < 0)
+		*p = *t;
+	return true;
+}
+
+void engine_eval(struct engine *e, pid_t tgid, pid_t tid)
+{
+	struct ts_task t, p;
+	if (read_pair(e, tgid, tid, &t, &p))
+		eval_task(e, &t, &p);
+}
+
+static void eval_process(struct engine *e, pid_t tgid, bool scan)
+{
+	struct ts_pidlist threads = {0};
+
+	if (ts_list_threads(tgid, &threads) < 0)
+		return;
+	for (size_t i = 0; i < threads.n; i++) {
+		struct ts_task t, p;
+		if (!read_pair(e, tgid, threads.v[i], &t, &p))
+			continue;
+		/* Only reached through a hidden thread directory (/proc/TID of a non-leader). */
+		if (scan && t.tgid != tgid)
+			break;
+		eval_task(e, &t, &p);
+	}
+	ts_pidlist_free(&threads);
+}
+
+void engine_scan(struct engine *e)
+{
+	struct ts_pidlist procs = {0};
+
+	e->st.scans++;
+	for (size_t i = 0; i < e->reg.n; i++)
+		e->reg.v[i].seen = false;
+	int r = ts_list_processes(&procs);
+	if (r < 0) {
+		log_err("cannot list processes: %s", strerror(-r));
+		return;
+	}
+	for (size_t i = 0; i < procs.n; i++)
+		eval_process(e, procs.v[i], true);
+	ts_pidlist_free(&procs);
+
+	/* Whatever the scan did not meet has exited; its exit event was lost or not yet read. */
+	for (size_t i = e->reg.n; i-- > 0;) {
+		if (!e->reg.v[i].seen) {
+			log_debug("task %d is gone", (int)e->reg.v[i].tid);
+			registry_remove(&e->reg, &e->reg.v[i]);
+		}
+	}
+}
+
+/* The entry a new task's inherited clamp came from, if it was one of our tags. */
+static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgid)
+{
+	struct reg_entry *pe = registry_find(&e->reg, ptid);
+	if (pe && ours(pe))
+		return pe;
+	/* A new thread's event names the process's parent, not the creating thread. */
+	for (size_t i = 0; i < e->reg.n; i++)
+		if (e->reg.v[i].tgid == ctgid && ours(&e->reg.v[i]))
+			return &e->reg.v[i];
+	return NULL;
+}
+
+void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_t ctid)
+{
+	struct ts_task t, p;
+	struct ts_clamp c;
+
+	(void)ptgid;
+	e->st.events++;
+	if (!read_pair(e, ctgid, ctid, &t, &p))
+		return;
+	/*
+	 * The kernel copies the clamp on fork: a child of our tagged task is tagged too, and it is
+	 * ours to undo (e.g. when it execs something that matches no rule).
+	 */
+	struct reg_entry *src = inherited_from(e, ptid, ctgid);
+	if (src && ts_clamp_get(ctid, &c) == 0 && ts_clamp_is_jitter(&c)) {
+		struct ts_prev prev = src->prev;
+		char rule[sizeof(src->rule)];
+		memcpy(rule, src->rule, sizeof(rule));
+		record(e, &t, rule, REG_INHERITED, &prev);
+	}
+	eval_task(e, &t, &p);
+}
+
+void engine_on_exec(struct engine *e, pid_t tgid, pid_t tid)
+{
+	e->st.events++;
+	engine_eval(e, tgid, tid);
+}
+
+void engine_on_change(struct engine *e, pid_t tgid, pid_t tid)
+{
+	e->st.events++;
+	/* The leader's comm and uid are the process's: threads=all rules see them on every thread.
+	 */
+	if (tid == tgid)
+		eval_process(e, tgid, false);
+	else
+		engine_eval(e, tgid, tid);
+}
+
+void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid)
+{
+	(void)tgid;
+	e->st.events++;
+	struct reg_entry *ent = registry_find(&e->reg, tid);
+	if (ent) {
+		log_debug("task %d (rule %s) exited", (int)tid, ent->rule);
+		registry_remove(&e->reg, ent);
+	}
+}
+
+void engine_set_config(struct engine *e, const struct ts_config *cfg)
+{
+	e->cfg = cfg;
+	engine_scan(e);
+}
+
+size_t engine_restore_all(struct engine *e)
+{
+	unsigned long long before = e->st.restored;
+
+	/* Backwards: removing entry i moves an already visited entry into its place. */
+	for (size_t i = e->reg.n; i-- > 0;)
+		if (ours(&e->reg.v[i]))
+			restore(e, &e->reg.v[i], "daemon stopping");
+	return (size_t)(e->st.restored - before);
+}
+
+int engine_manual(struct engine *e, bool tag, pid_t pid, bool thread_only,
+                  struct ts_tag_report *rep)
+{
+	struct ts_tag_opts o = {.thread_only = thread_only,
+	                        .daemon_lookup = registry_prev_lookup,
+	                        .daemon_ctx = &e->reg};
+	int r = ts_tag_pid(tag ? TS_OP_TAG : TS_OP_UNTAG, pid, &o, rep);
+
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct ts_tag_result *res = &rep->v[i];
+		if (res->outcome != TS_TAG_APPLIED && res->outcome != TS_TAG_UNCHANGED)
+			continue;
+		struct reg_entry *ent = registry_find(&e->reg, res->tid);
+		struct ts_prev prev = {res->before.util_min, res->before.util_max,
+		                       res->min_written};
+		if (tag && res->outcome == TS_TAG_UNCHANGED) {
+			/* Already tagged: if by a rule, the admin now owns it; else it is external.
+			 */
+			if (!ent || !ours(ent))
+				continue;
+			prev = ent->prev;
+		}
+		struct ts_task t = {
+		    .tid = res->tid, .tgid = res->tgid, .starttime = res->starttime};
+		record(e, &t, "", tag ? REG_MANUAL_TAG : REG_MANUAL_UNTAG, &prev);
+	}
+	return r;
+}

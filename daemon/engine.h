@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Classification: reads tasks (lib/task), decides with the rules (lib/rules), tags and restores
+ * (lib/tag), and keeps the registry. Knows nothing of sockets or netlink: the loop feeds it
+ * events, so the tests drive it with a fake /proc tree and fake sched ops.
+ */
+#ifndef TSD_ENGINE_H
+#define TSD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "registry.h"
+
+struct engine_stats {
+	unsigned long long events;   /* proc connector events handled */
+	unsigned long long scans;    /* full scans (start, recheck, reload, rescan) */
+	unsigned long long rescans;  /* of those, after lost events (ENOBUFS) */
+	unsigned long long tagged;   /* tags applied */
+	unsigned long long restored; /* our tags undone */
+	unsigned long long vanished; /* tasks that exited mid-operation */
+	unsigned long long failures; /* clamp writes that failed */
+	unsigned long long external; /* matching tasks left alone: tagged by someone else */
+};
+
+struct engine {
+	const struct ts_config *cfg; /* not owned */
+	struct registry reg;
+	struct engine_stats st;
+};
+
+void engine_init(struct engine *e, const struct ts_config *cfg);
+void engine_free(struct engine *e);
+
+/* Re-evaluates one thread (tgid may be 0: looked up). */
+void engine_eval(struct engine *e, pid_t tgid, pid_t tid);
+/* Every thread of every process; then forgets registry entries of tasks that are gone. */
+void engine_scan(struct engine *e);
+
+/* Proc connector events. */
+void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_t ctid);
+void engine_on_exec(struct engine *e, pid_t tgid, pid_t tid);
+/* comm or uid changed. */
+void engine_on_change(struct engine *e, pid_t tgid, pid_t tid);
+void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid);
+
+/* Switches to a new configuration and re-evaluates every task. */
+void engine_set_config(struct engine *e, const struct ts_config *cfg);
+
+/* Undoes every tag the rules made (stop). Returns how many were restored. */
+size_t engine_restore_all(struct engine *e);
+
+/*
+ * Manual tag/untag of a process or thread on behalf of a control client; recorded so that rules
+ * leave it alone. Fills rep (caller frees). 0 or -errno as ts_tag_pid().
+ */
+int engine_manual(struct engine *e, bool tag, pid_t pid, bool thread_only,
+                  struct ts_tag_report *rep);
+
+#endif

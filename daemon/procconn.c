@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "procconn.h"
+
+#include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* Bursts of forks (a build) easily overflow the default; the kernel caps this at rmem_max. */
+#define RCVBUF (4 * 1024 * 1024)
+
+static int send_op(int fd, enum proc_cn_mcast_op op)
+{
+	/* cn_msg ends in a flexible array, so the message is laid out by hand in a buffer. */
+	union {
+		struct nlmsghdr align;
+		char b[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(op))];
+	} msg;
+	struct nlmsghdr *nl = &msg.align;
+	struct cn_msg *cn;
+
+	memset(&msg, 0, sizeof(msg));
+	nl->nlmsg_len = NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(op));
+	nl->nlmsg_type = NLMSG_DONE;
+	nl->nlmsg_pid = 0; /* let the kernel fill in our port */
+	cn = NLMSG_DATA(nl);
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	/*
+	 * The plain operation (not struct proc_input with an event filter): every kernel with the
+	 * connector accepts it, and a kernel that does not know the filter ignores it silently.
+	 */
+	cn->len = sizeof(op);
+	memcpy(cn->data, &op, sizeof(op));
+	return send(fd, nl, nl->nlmsg_len, 0) < 0 ? -errno : 0;
+}
+
+int procconn_open(void)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+	int sz = RCVBUF, r;
+
+	if (fd < 0)
+		return -errno;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	if (r == 0)
+		r = send_op(fd, PROC_CN_MCAST_LISTEN);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void procconn_close(int fd)
+{
+	if (fd < 0)
+		return;
+	(void)send_op(fd, PROC_CN_MCAST_IGNORE);
+	close(fd);
+}
+
+static int deliver(const struct proc_event *pe, size_t len, pc_event_fn fn, void *ctx)
+{
+	struct pc_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	/* Each variant is checked against the bytes actually received. */
+#define NEED(member)                                                                               \
+	do {                                                                                       \
+		if (len < offsetof(struct proc_event, event_data) + sizeof(pe->event_data.member)) \
+			return -EBADMSG;                                                           \
+	} while (0)
+	switch (pe->what) {
+	case PROC_EVENT_FORK:
+		NEED(fork);
+		ev.what = PC_FORK;
+		ev.ptid = pe->event_data.fork.parent_pid;
+		ev.ptgid = pe->event_data.fork.parent_tgid;
+		ev.tid = pe->event_data.fork.child_pid;
+		ev.tgid = pe->event_data.fork.child_tgid;
+		break;
+	case PROC_EVENT_EXEC:
+		NEED(exec);
+		ev.what = PC_EXEC;
+		ev.tid = pe->event_data.exec.process_pid;
+		ev.tgid = pe->event_data.exec.process_tgid;
+		break;
+	case PROC_EVENT_COMM:
+		NEED(comm);
+		ev.what = PC_COMM;
+		ev.tid = pe->event_data.comm.process_pid;
+		ev.tgid = pe->event_data.comm.process_tgid;
+		break;
+	case PROC_EVENT_UID:
+		NEED(id);
+		ev.what = PC_UID;
+		ev.tid = pe->event_data.id.process_pid;
+		ev.tgid = pe->event_data.id.process_tgid;
+		break;
+	case PROC_EVENT_EXIT:
+		NEED(exit);
+		ev.what = PC_EXIT;
+		ev.tid = pe->event_data.exit.process_pid;
+		ev.tgid = pe->event_data.exit.process_tgid;
+		break;
+	default:
+		return 0; /* NONE (the ack of LISTEN), gid, sid, ptrace, coredump: not ours */
+	}
+#undef NEED
+	if (ev.tid <= 0 || ev.tgid <= 0)
+		return -EBADMSG;
+	fn(ctx, &ev);
+	return 1;
+}
+
+int procconn_parse(const void *buf, size_t len, pc_event_fn fn, void *ctx)
+{
+	const struct nlmsghdr *nh = buf;
+	int n = 0;
+	/* NLMSG_OK compares an int with the length; keep the length in an int-sized range. */
+	int left = len > INT32_MAX ? INT32_MAX : (int)len;
+
+	for (; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
+		if (nh->nlmsg_type == NLMSG_NOOP)
+			continue;
+		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_OVERRUN)
+			return -EBADMSG;
+		size_t plen = nh->nlmsg_len - NLMSG_HDRLEN;
+		if (plen < sizeof(struct cn_msg))
+			return -EBADMSG;
+		const struct cn_msg *cn = NLMSG_DATA(nh);
+		if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+			continue;
+		if (cn->len > plen - sizeof(*cn) ||
+		    cn->len < offsetof(struct proc_event, event_data))
+			return -EBADMSG;
+		int r = deliver((const struct proc_event *)cn->data, cn->len, fn, ctx);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	return n;
+}
+
+int procconn_read(int fd, pc_event_fn fn, void *ctx)
+{
+	/* Aligned for the netlink headers inside. */
+	static union {
+		struct nlmsghdr h;
+		char b[64 * 1024];
+	} buf;
+	bool lost = false;
+
+	for (;;) {
+		struct sockaddr_nl from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, buf.b, sizeof(buf.b), 0, (struct sockaddr *)&from, &fl);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				lost = true;
+				continue;
+			}
+			if (errno == EAGAIN)
+				return lost ? 1 : 0;
+			return -errno;
+		}
+		/* Only the kernel (port 0) sends proc events; anything else is spoofed. */
+		if (fl < sizeof(from) || from.nl_pid != 0) {
+			log_debug("ignoring netlink message from port %u", from.nl_pid);
+			continue;
+		}
+		if (procconn_parse(buf.b, (size_t)n, fn, ctx) < 0)
+			log_debug("ignoring a malformed proc connector message");
+	}
+}
