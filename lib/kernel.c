@@ -192,7 +192,11 @@ int ts_cpustat_parse(const char *content, struct ts_cpu_times *times, size_t ncp
 		unsigned int cpu;
 		int n;
 
-		/* "cpu  ..." (the total) has no number and is skipped by the %u. */
+		/* Only "cpuN" lines: the "cpu " total has no number (and %u would skip blanks). */
+		if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9') {
+			line = nl ? nl + 1 : NULL;
+			continue;
+		}
 		n = sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &f[0],
 		           &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]);
 		if (n >= 5 && cpu < ncpus) {
@@ -201,7 +205,7 @@ int ts_cpustat_parse(const char *content, struct ts_cpu_times *times, size_t ncp
 			times[cpu].busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
 			times[cpu].total = times[cpu].busy + f[3] + f[4];
 			times[cpu].valid = true;
-		} else if (n >= 1 && n < 5 && strncmp(line, "cpu", 3) == 0) {
+		} else if (n < 5) {
 			return -EINVAL;
 		}
 		line = nl ? nl + 1 : NULL;

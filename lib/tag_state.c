@@ -38,8 +38,12 @@ int ts_state_parse(struct ts_tag_state *s, const char *content)
 			line = nl ? nl + 1 : NULL;
 			continue;
 		}
-		/* A line cut short by a crash has no newline: treat it as corrupt, not as data. */
-		n = nl ? sscanf(line, "%ld %llu %lu %lu %u %c", &tid, &e.starttime, &umin, &umax,
+		/*
+		 * A line cut short by a crash has no newline: corrupt, not data. "%u%c" (no blank
+		 * between) makes the character after the last number the newline, or the line is
+		 * bad.
+		 */
+		n = nl ? sscanf(line, "%ld %llu %lu %lu %u%c", &tid, &e.starttime, &umin, &umax,
 		                &lowered, &extra)
 		       : 0;
 		if (n == 6 && extra == '\n')

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* turboschedctl: argument parsing, exit codes, table and JSON output (fake syscalls, temp tree). */
+#include <check.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "daemon.h"
+#include "errors.h"
+#include "helpers.h"
+#include "output.h"
+#include "scan.h"
+#include "util.h"
+
+static char *out_buf, *err_buf;
+
+/* Runs turboschedctl with the given arguments (NULL-terminated); output lands in out_buf/err_buf.
+ */
+static int run(const char *first, ...)
+{
+	char *argv[32] = {"turboschedctl", "--socket", "/nonexistent/turboschedd.sock"};
+	int argc = 3, rc;
+	size_t ol, el;
+	FILE *o, *e;
+	va_list ap;
+
+	va_start(ap, first);
+	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	free(out_buf);
+	free(err_buf);
+	o = open_memstream(&out_buf, &ol);
+	e = open_memstream(&err_buf, &el);
+	rc = cli_main(argc, argv, o, e);
+	fclose(o);
+	fclose(e);
+	return rc;
+}
+
+static json_object *out_json(void)
+{
+	json_object *j = json_tokener_parse(out_buf);
+
+	ck_assert_msg(j != NULL, "not JSON: %s", out_buf);
+	return j;
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
+	return v;
+}
+
+static void setup(void)
+{
+	tree_new();
+	fake_install();
+}
+
+static void teardown(void)
+{
+	ts_sched_ops_set(NULL);
+	tree_free();
+}
+
+START_TEST(usage_errors_exit_2)
+{
+	ck_assert_int_eq(run(NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "no command"));
+	ck_assert_int_eq(run("frobnicate", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "unknown command 'frobnicate'"));
+	ck_assert_int_eq(run("--bogus", "status", NULL), 2);
+	ck_assert_int_eq(run("tag", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "at least one PID"));
+	ck_assert_int_eq(run("tag", "12", "abc", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "'abc' is not a PID"));
+	ck_assert_int_eq(run("untag", "--bogus", "1", NULL), 2);
+	ck_assert_int_eq(run("status", "extra", NULL), 2);
+	ck_assert_int_eq(run("status", "--sample", "-4", NULL), 2);
+	ck_assert_int_eq(run("tasks", "x", NULL), 2);
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+	ck_assert_int_eq(run("--version", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "turboschedctl 0."));
+	ck_assert_int_eq(run("--help", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "untag"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "Exit status"));
+	ck_assert_int_eq(run("tag", "--help", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "--thread"));
+}
+END_TEST
+
+START_TEST(tag_json_and_exit_codes)
+{
+	json_object *j, *threads;
+
+	tree_add_task(100, 100, "app", 10, 0, 0);
+	tree_add_task(100, 101, "app worker", 11, 1, 0);
+	tree_add_task(200, 200, "other", 20, 0, 0);
+	fake_add(100, SCHED_OTHER, 0, 1024);
+	fake_add(101, SCHED_FIFO, 1024, 1024);
+	fake_add(200, SCHED_OTHER, 0, 1024)->set_errno = EPERM;
+
+	ck_assert_int_eq(run("--json", "tag", "100", NULL), 0);
+	j = out_json();
+	ck_assert_int_eq(json_object_get_int(get(j, "applied")), 2);
+	ck_assert_int_eq(json_object_get_int(get(j, "failed")), 0);
+	threads = get(j, "threads");
+	ck_assert_uint_eq(json_object_array_length(threads), 2);
+	ck_assert_str_eq(json_object_get_string(get(json_object_array_get_idx(threads, 1), "comm")),
+	                 "app worker");
+	ck_assert(json_object_get_boolean(
+	    get(json_object_array_get_idx(threads, 1), "util_min_changed")));
+	json_object_put(j);
+	ck_assert_uint_eq(fake_get(101)->util_max, 0);
+
+	/* one failure and one missing process: exit 1, both reported, the good one still applied */
+	ck_assert_int_eq(run("tag", "200", "4711", NULL), 1);
+	ck_assert_ptr_nonnull(
+	    strstr(out_buf, "failed    pid 200 tid 200 (other): permission denied"));
+	ck_assert_ptr_nonnull(strstr(err_buf, "pid 4711: no such process"));
+	ck_assert_ptr_nonnull(strstr(err_buf, "2 of 2 failed"));
+
+	/* untag restores what the state file recorded */
+	ck_assert_int_eq(run("untag", "100", NULL), 0);
+	ck_assert_ptr_nonnull(
+	    strstr(out_buf, "util_max 0 -> 1024, util_min 0 -> 1024 [manual-record]"));
+	ck_assert_uint_eq(fake_get(101)->util_min, 1024);
+}
+END_TEST
+
+START_TEST(tag_without_uclamp)
+{
+	tree_add_task(100, 100, "app", 10, 0, 0);
+	fake_add(100, SCHED_OTHER, 0, 1024)->set_errno = EOPNOTSUPP;
+	ck_assert_int_eq(run("tag", "100", NULL), 1);
+	ck_assert_ptr_nonnull(
+	    strstr(err_buf, "this kernel has no utilization clamping (CONFIG_UCLAMP_TASK)"));
+}
+END_TEST
+
+START_TEST(tasks_table_and_json)
+{
+	json_object *j, *tasks, *t0;
+
+	tree_add_task(100, 100, "manual one", 10, 1, 0);
+	tree_add_task(300, 300, "by uclampset", 30, 3, 0);
+	tree_add_task(400, 400, "normal", 40, 2, 0);
+	fake_add(100, SCHED_OTHER, 0, 1024);
+	fake_add(300, SCHED_OTHER, 0, 0);
+	fake_add(400, SCHED_OTHER, 0, 1024);
+	ck_assert_int_eq(run("tag", "100", NULL), 0);
+
+	ck_assert_int_eq(run("tasks", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "TID  PID  COMM"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "manual one"));
+	ck_assert_ptr_null(strstr(out_buf, "normal"));
+	ck_assert_ptr_nonnull(strstr(err_buf, "not running"));
+
+	ck_assert_int_eq(run("--json", "tasks", NULL), 0);
+	j = out_json();
+	tasks = get(j, "tasks");
+	ck_assert_uint_eq(json_object_array_length(tasks), 2);
+	t0 = json_object_array_get_idx(tasks, 0);
+	ck_assert_int_eq(json_object_get_int(get(t0, "tid")), 100);
+	ck_assert_str_eq(json_object_get_string(get(t0, "tagged_by")), "manual");
+	ck_assert_str_eq(json_object_get_string(get(t0, "cgroup")), "/test.slice");
+	ck_assert_int_eq(json_object_get_int(get(t0, "cpu")), 1);
+	/* not manual and the daemon cannot be asked: unknown, not "external" */
+	ck_assert_str_eq(
+	    json_object_get_string(get(json_object_array_get_idx(tasks, 1), "tagged_by")),
+	    "unknown");
+	ck_assert(!json_object_get_boolean(get(j, "daemon_running")));
+	json_object_put(j);
+}
+END_TEST
+
+START_TEST(scan_with_daemon_registry)
+{
+	struct daemon_registry reg;
+	struct jitter_list jl;
+
+	tree_add_task(500, 500, "ruled", 50, 0, 0);
+	tree_add_task(600, 600, "external", 60, 0, 0);
+	tree_add_task(700, 700, "reused", 71, 0, 0);
+	fake_add(500, SCHED_OTHER, 0, 0);
+	fake_add(600, SCHED_OTHER, 0, 0);
+	fake_add(700, SCHED_OTHER, 0, 0);
+	daemon_registry_from_json(
+	    &reg, json_tokener_parse("{\"ok\":true,\"tasks\":["
+	                             "{\"tid\":500,\"starttime\":50,\"rule\":\"housekeeping\"},"
+	                             "{\"tid\":700,\"starttime\":70,\"rule\":\"stale\"}]}"));
+	ck_assert_int_eq(jitter_scan(NULL, NULL, &reg, &jl), 0);
+	ck_assert_uint_eq(jl.n, 3);
+	ck_assert_int_eq(jl.v[0].by, TAGGED_RULE);
+	ck_assert_str_eq(jl.v[0].rule, "housekeeping");
+	ck_assert_int_eq(jl.v[1].by, TAGGED_EXTERNAL);
+	ck_assert_int_eq(jl.v[2].by, TAGGED_EXTERNAL); /* start time differs: not the daemon's */
+	jitter_list_free(&jl);
+	daemon_registry_free(&reg);
+}
+END_TEST
+
+static void write_topology(void)
+{
+	for (int cpu = 0; cpu < 4; cpu++) {
+		char p[128], v[16];
+
+		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		         cpu);
+		snprintf(v, sizeof(v), "%d-%d\n", cpu & ~1, cpu | 1);
+		tree_write(p, v);
+		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+		snprintf(v, sizeof(v), "%d\n", cpu / 2);
+		tree_write(p, v);
+	}
+	tree_write("sys/devices/system/cpu/online", "0-3\n");
+	tree_write("proc/stat", "cpu0 1 0 0 1\ncpu1 1 0 0 1\ncpu2 1 0 0 1\ncpu3 1 0 0 1\n");
+}
+
+START_TEST(status_json_per_core)
+{
+	json_object *j, *cores, *c1, *k;
+
+	write_topology();
+	tree_write("proc/sys/kernel/sched_pack_jitter", "1\n");
+	tree_write("sys/kernel/debug/sched/pack_jitter/stats", "key 1\npacked 17\nnew_one 2\n");
+	tree_add_task(100, 100, "jit", 10, 3, 0);
+	tree_add_task(200, 200, "busy", 20, 0, 0);
+	fake_add(100, SCHED_OTHER, 0, 0);
+	fake_add(200, SCHED_OTHER, 0, 1024);
+
+	ck_assert_int_eq(run("--json", "status", "--sample", "0", NULL), 0);
+	j = out_json();
+	k = get(j, "kernel");
+	ck_assert(json_object_get_boolean(get(k, "uclamp")));
+	ck_assert(json_object_get_boolean(get(k, "turbosched")));
+	ck_assert(json_object_get_boolean(get(k, "packing")));
+	ck_assert(json_object_get_boolean(get(k, "static_key")));
+	ck_assert_int_eq(json_object_get_int(get(get(k, "counters"), "new_one")), 2);
+	ck_assert(!json_object_get_boolean(get(get(j, "daemon"), "running")));
+	cores = get(j, "cores");
+	ck_assert_uint_eq(json_object_array_length(cores), 2);
+	c1 = json_object_array_get_idx(cores, 1);
+	ck_assert_uint_eq(json_object_array_length(get(c1, "cpus")), 2);
+	ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(get(c1, "jitter_tids"), 0)),
+	                 100);
+	ck_assert_uint_eq(
+	    json_object_array_length(get(json_object_array_get_idx(cores, 0), "jitter_tids")), 0);
+	ck_assert_int_eq(json_object_get_int(get(j, "jitter_tasks")), 1);
+	json_object_put(j);
+
+	ck_assert_int_eq(run("status", "--sample", "0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "packing on"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "packed=17"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "1     -     2-3   ?     1       100(jit)"));
+}
+END_TEST
+
+START_TEST(table_and_cpulist_format)
+{
+	static const char *const hdr[] = {"A", "LONGER", "C"};
+	struct table t;
+	char buf[64];
+	int cpus[] = {0, 1, 2, 5, 7, 8};
+	size_t len;
+	char *s;
+	FILE *f;
+
+	table_init(&t, 3, hdr);
+	table_add(&t, "xyz", "1", "last");
+	table_add(&t, "q", NULL, "z");
+	f = open_memstream(&s, &len);
+	table_print(&t, f);
+	fclose(f);
+	ck_assert_str_eq(s, "A    LONGER  C\nxyz  1       last\nq    -       z\n");
+	free(s);
+	table_free(&t);
+	format_cpulist(buf, sizeof(buf), cpus, 6);
+	ck_assert_str_eq(buf, "0-2,5,7-8");
+}
+END_TEST
+
+START_TEST(permission_message)
+{
+	char buf[256];
+
+	cli_clamp_error(buf, sizeof(buf), EPERM, 0, false);
+	ck_assert_ptr_nonnull(strstr(buf, "owned by root (uid 0)"));
+	ck_assert_ptr_nonnull(strstr(buf, "needs CAP_SYS_NICE"));
+	cli_clamp_error(buf, sizeof(buf), EPERM, (uid_t)-1, true);
+	ck_assert_ptr_nonnull(strstr(buf, "although CAP_SYS_NICE is held"));
+	cli_clamp_error(buf, sizeof(buf), -ESRCH, 0, false);
+	ck_assert_str_eq(buf, "no such process");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("cli");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, usage_errors_exit_2);
+	tcase_add_test(tc, help_and_version);
+	tcase_add_test(tc, tag_json_and_exit_codes);
+	tcase_add_test(tc, tag_without_uclamp);
+	tcase_add_test(tc, tasks_table_and_json);
+	tcase_add_test(tc, scan_with_daemon_registry);
+	tcase_add_test(tc, status_json_per_core);
+	tcase_add_test(tc, table_and_cpulist_format);
+	tcase_add_test(tc, permission_message);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
