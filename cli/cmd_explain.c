@@ -1,9 +1,144 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder: the daemon side implements 'explain' (issue 4). */
-#include "commands.h"
+/*
+ * explain PID: which rule matches, field by field. Asks the daemon; without one, loads the
+ * configuration and runs the same matcher (ts_explain_pid) here, and says so.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-int cmd_explain(const struct cli_opts *opts, int argc, char **argv)
+#include "commands.h"
+#include "config.h"
+#include "daemon.h"
+#include "output.h"
+#include "util.h"
+
+static json_object *get(json_object *o, const char *key)
 {
-	fprintf(opts->err, "turboschedctl: 'explain' is not implemented yet\n");
-	return CLI_EXIT_FAILURE;
+	json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+	return v ? json_object_get_string(v) : "";
+}
+
+static void print_rule(FILE *f, json_object *r)
+{
+	bool m = json_object_get_boolean(get(r, "matched"));
+	fprintf(f, "  %-7s %-20s (%s) %s\n", str(r, "kind"), str(r, "name"), str(r, "subject"),
+	        m ? "MATCH" : "no match");
+	json_object_object_foreach(get(r, "fields"), field, fo)
+	{
+		json_object *pat = get(fo, "pattern");
+		if (json_object_get_boolean(get(fo, "matched")))
+			fprintf(f, "      %-6s matched '%s'\n", field, json_object_get_string(pat));
+		else
+			fprintf(f, "      %-6s no pattern matched\n", field);
+	}
+}
+
+static void print_human(FILE *f, json_object *e)
+{
+	const char *verdict = str(e, "verdict");
+	fprintf(f, "Task %s (%s)", str(e, "pid"), str(e, "comm"));
+	if (strcmp(str(e, "pid"), str(e, "tgid")) != 0)
+		fprintf(f, ", thread of process %s (%s)", str(e, "tgid"), str(e, "process_comm"));
+	fprintf(f, "\n  cgroup %s, uid %s\n", *str(e, "cgroup") ? str(e, "cgroup") : "(unknown)",
+	        str(e, "uid"));
+	if (strcmp(verdict, "tag") == 0)
+		fprintf(f, "Verdict: tagged by rule %s\n", str(e, "rule"));
+	else if (strcmp(verdict, "excluded") == 0)
+		fprintf(f, "Verdict: not tagged, excluded by [exclude %s]\n", str(e, "rule"));
+	else
+		fprintf(f, "Verdict: not tagged, no rule matches\n");
+	json_object *rules = get(e, "rules");
+	size_t n = rules ? json_object_array_length(rules) : 0;
+	if (n)
+		fprintf(f, "Rules (exclusions win; otherwise the first matching rule):\n");
+	for (size_t i = 0; i < n; i++)
+		print_rule(f, json_object_array_get_idx(rules, i));
+	if (strcmp(str(e, "source"), "daemon") != 0)
+		return;
+	json_object *reg = get(e, "registry");
+	if (reg) {
+		time_t since = (time_t)json_object_get_int64(get(reg, "since"));
+		char when[64];
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&since));
+		fprintf(f, "Daemon: %s tag (%s%s) since %s\n", str(reg, "how"),
+		        *str(reg, "rule") ? "rule " : "manual", str(reg, "rule"), when);
+	} else {
+		fprintf(f, "Daemon: has not tagged this task\n");
+	}
+}
+
+static int usage(const struct cli_opts *o)
+{
+	fprintf(o->err, "Usage: turboschedctl explain [--config FILE] PID\n");
+	return CLI_EXIT_USAGE;
+}
+
+int cmd_explain(const struct cli_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
+	                                         {NULL, 0, NULL, 0}};
+	const char *config = NULL;
+	json_object *resp = NULL;
+	char why[512];
+	pid_t pid;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
+		if (c != 'c')
+			return usage(o);
+		config = optarg;
+	}
+	if (optind != argc - 1 || ts_parse_pid(argv[optind], &pid) < 0)
+		return usage(o);
+
+	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
+	int r = config ? -ENOENT : daemon_call(o, &req, &resp, why, sizeof(why));
+	if (r == 1) {
+		fprintf(o->err, "turboschedctl: %s\n", why);
+		return CLI_EXIT_FAILURE;
+	}
+	if (r < 0) {
+		struct ts_config_source src = {.path = config};
+		struct ts_config *cfg;
+		char *msgs;
+		int err;
+		if (!config)
+			fprintf(o->err,
+			        "turboschedctl: %s; explaining with the configuration on disk\n",
+			        why);
+		if (ts_config_load_joined(&src, &cfg, &msgs) < 0) {
+			fprintf(o->err, "turboschedctl: invalid configuration:\n%s\n",
+			        msgs ? msgs : "out of memory");
+			free(msgs);
+			return CLI_EXIT_FAILURE;
+		}
+		resp = ts_explain_pid(&cfg->rules, pid, &err);
+		ts_config_free(cfg);
+		if (!resp) {
+			fprintf(o->err, "turboschedctl: %s\n",
+			        err == -ESRCH ? "no such process or thread" : strerror(-err));
+			return CLI_EXIT_FAILURE;
+		}
+		json_object_object_add(resp, "ok", json_object_new_boolean(1));
+		json_object_object_add(resp, "source", json_object_new_string("config"));
+	}
+	if (o->json) {
+		json_print_put(o->out, resp);
+		return CLI_EXIT_OK;
+	}
+	print_human(o->out, resp);
+	json_object_put(resp);
+	return CLI_EXIT_OK;
 }

@@ -1,9 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder: the daemon side implements 'reload' (issue 4). */
+/* reload: ask the daemon to re-read its configuration; on error it keeps the old one. */
 #include "commands.h"
+#include "daemon.h"
+#include "output.h"
 
-int cmd_reload(const struct cli_opts *opts, int argc, char **argv)
+int cmd_reload(const struct cli_opts *o, int argc, char **argv)
 {
-	fprintf(opts->err, "turboschedctl: 'reload' is not implemented yet\n");
-	return CLI_EXIT_FAILURE;
+	struct ts_request req = {.cmd = TS_CMD_RELOAD};
+	json_object *resp = NULL;
+	char why[4096];
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(o->err, "Usage: turboschedctl reload\n");
+		return CLI_EXIT_USAGE;
+	}
+	int r = daemon_call(o, &req, &resp, why, sizeof(why));
+	if (r != 0) {
+		fprintf(o->err, "turboschedctl: %s\n", why);
+		return CLI_EXIT_FAILURE;
+	}
+	if (o->json)
+		json_print_put(o->out, resp);
+	else {
+		fprintf(o->out, "Configuration reloaded; every task was re-evaluated.\n");
+		json_object_put(resp);
+	}
+	return CLI_EXIT_OK;
 }

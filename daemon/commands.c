@@ -84,21 +84,25 @@ static json_object *cmd_tasks(struct daemon *d)
 
 static json_object *cmd_explain(struct daemon *d, pid_t pid)
 {
-	struct ts_task t, p;
-	int r = ts_task_read(0, pid, &t);
-	if (r == -ESRCH)
+	int err;
+	json_object *o = ts_explain_pid(&d->cfg->rules, pid, &err);
+
+	if (err == -ESRCH)
 		return ts_response_error("no such process or thread: %d", (int)pid);
-	if (r < 0)
-		return ts_response_error("cannot read task %d: %s", (int)pid, strerror(-r));
-	if (t.tgid == t.tid || ts_task_read(t.tgid, t.tgid, &p) < 0)
-		p = t;
-	json_object *o = ts_explain_to_json(&d->cfg->rules, &t, &p);
 	if (!o)
-		return ts_response_error("out of memory");
+		return ts_response_error("cannot read task %d: %s", (int)pid, strerror(-err));
 	ADD(o, "ok", json_object_new_boolean(1));
 	ADD(o, "source", json_object_new_string("daemon"));
+	json_object *st;
+	unsigned long long starttime = 0;
+	/* The registry entry counts only if it is this very task, not an earlier user of the TID.
+	 */
 	struct reg_entry *e = registry_find(&d->eng.reg, pid);
-	ADD(o, "registry", e && e->starttime == t.starttime ? entry_json(e) : NULL);
+	if (e && ts_task_starttime(0, pid, &starttime) == 0 && e->starttime == starttime)
+		st = entry_json(e);
+	else
+		st = NULL;
+	ADD(o, "registry", st);
 	return o;
 }
 

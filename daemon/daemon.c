@@ -13,15 +13,7 @@ int daemon_load_config(const struct daemon *d, struct ts_config **out, char **ms
 {
 	struct ts_config_source src = {
 	    .path = d->config_path, .dropin_dir = d->dropin_dir, .lookup = d->lookup};
-	struct ts_diag diag;
-	int r = ts_config_load(&src, out, &diag);
-
-	*msgs = NULL;
-	if (r < 0) {
-		*msgs = ts_diag_join(&diag);
-		ts_diag_clear(&diag);
-	}
-	return r;
+	return ts_config_load_joined(&src, out, msgs);
 }
 
 void daemon_arm_recheck(const struct daemon *d)

@@ -160,7 +160,7 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 /* Reads thread and leader; false when the thread is gone (its entry is then dropped). */
 static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, struct ts_task *t, struct ts_task *p)
 {
-	int r = ts_task_read(tgid, tid, t);
+	int r = ts_rules_read_task(tgid, tid, t, p);
 	if (r < 0) {
 		struct reg_entry *ent = registry_find(&e->reg, tid);
 		if (r == -ESRCH) {

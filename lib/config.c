@@ -753,6 +753,19 @@ int ts_config_load(const struct ts_config_source *src, struct ts_config **out, s
 	return finish(c, diag, out);
 }
 
+int ts_config_load_joined(const struct ts_config_source *src, struct ts_config **out, char **msgs)
+{
+	struct ts_diag diag;
+	int r = ts_config_load(src, out, &diag);
+
+	*msgs = NULL;
+	if (r == -EINVAL) {
+		*msgs = ts_diag_join(&diag);
+		ts_diag_clear(&diag);
+	}
+	return r;
+}
+
 int ts_config_parse_buffer(const char *name, const char *text, size_t len, ts_user_lookup_fn lookup,
                            struct ts_config **out, struct ts_diag *diag)
 {

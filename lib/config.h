@@ -59,6 +59,9 @@ void ts_daemon_settings_default(struct ts_daemon_settings *d);
 int ts_config_load(const struct ts_config_source *src, struct ts_config **out,
                    struct ts_diag *diag);
 
+/* ts_config_load() with the problems joined into *msgs (malloc'd, caller frees; NULL if none). */
+int ts_config_load_joined(const struct ts_config_source *src, struct ts_config **out, char **msgs);
+
 /*
  * Parses one file's text as if read from `name` (used by the fuzzer and tests). Same result
  * contract as ts_config_load(); no drop-ins.

@@ -98,6 +98,12 @@ json_object *ts_explain_to_json(const struct ts_ruleset *rs, const struct ts_tas
                                 const struct ts_task *process);
 
 /*
+ * ts_rules_read_task() + ts_explain_to_json() for a PID or TID. NULL with *err = -ESRCH when there
+ * is no such task, or another -errno.
+ */
+json_object *ts_explain_pid(const struct ts_ruleset *rs, pid_t pid, int *err);
+
+/*
  * Sends one request and waits for the response (at most timeout_ms in total). 0 and *resp (caller
  * puts), or -errno: -ENOENT or -ECONNREFUSED when the daemon is not running, -EACCES, -ETIMEDOUT,
  * -EMSGSIZE, -EPROTO (garbled response).

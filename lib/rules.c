@@ -51,6 +51,16 @@ void ts_subject_from_task(const struct ts_task *t, struct ts_subject *out)
 	out->uid = t->euid;
 }
 
+int ts_rules_read_task(pid_t tgid, pid_t tid, struct ts_task *thread, struct ts_task *process)
+{
+	int r = ts_task_read(tgid, tid, thread);
+	if (r < 0)
+		return r;
+	if (thread->tgid == tid || ts_task_read(thread->tgid, thread->tgid, process) < 0)
+		*process = *thread;
+	return 0;
+}
+
 static const char *match_globs(char *const *globs, size_t n, const char *s, int flags)
 {
 	if (!s)

@@ -92,6 +92,12 @@ struct ts_task;
 void ts_subject_from_task(const struct ts_task *t, struct ts_subject *out);
 
 /*
+ * Reads what the matcher needs: the thread and its thread-group leader (tgid 0: looked up). A
+ * leader that cannot be read (exiting) is replaced by the thread itself. 0, -ESRCH or -errno.
+ */
+int ts_rules_read_task(pid_t tgid, pid_t tid, struct ts_task *thread, struct ts_task *process);
+
+/*
  * Matches one rule. `thread` is the task itself and `process` its thread-group leader (the same
  * pointer for a main thread); the rule's `threads` setting chooses between them.
  */
