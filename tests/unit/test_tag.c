@@ -45,8 +45,15 @@ START_TEST(clamp_get_without_uclamp)
 	struct ts_clamp c;
 
 	fake_add(10, SCHED_OTHER, 0, 0);
+	fake_add(12, SCHED_OTHER, 0, 1);
+	fake_add(13, SCHED_OTHER, 0, 204);
 	ck_assert_int_eq(ts_clamp_get(10, &c), 0);
 	ck_assert(ts_clamp_is_jitter(&c));
+	/* only the value 0 is jitter, not the whole lowest uclamp bucket */
+	ck_assert_int_eq(ts_clamp_get(12, &c), 0);
+	ck_assert(!ts_clamp_is_jitter(&c));
+	ck_assert_int_eq(ts_clamp_get(13, &c), 0);
+	ck_assert(!ts_clamp_is_jitter(&c));
 	/* A kernel without uclamp reports util_max 0 for everyone: that is not jitter. */
 	tree_remove("proc/sys/kernel/sched_util_clamp_max");
 	ck_assert_int_eq(ts_clamp_get(10, &c), 0);
