@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Helpers for the in-guest kernel tests: TAP output, the sched_setattr() call the tests make,
+ * and readers for what the kernel exposes (/proc/PID/sched, debugfs counters, /proc/stat).
+ * These programs run inside QEMU guests on the patched and the baseline kernel; they link
+ * statically and need nothing but the kernel.
+ */
+#ifndef KTEST_H
+#define KTEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KT_MAX_CPUS 64
+
+/* TAP */
+void kt_plan(int n);
+void kt_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void kt_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int kt_exit_status(void);
+
+/* "patched" or "baseline": which kernel the harness booted (tsvariant= on the command line). */
+bool kt_patched(void);
+
+/* sched_setattr() on @tid changing only util_max (and util_min when @util_min >= 0). */
+int kt_set_util_max(pid_t tid, int util_max, int util_min, bool reset_on_fork);
+
+/* The "jitter" line of /proc/PID/task/TID/sched: 0 or 1, -1 if the line is absent. */
+int kt_task_jitter(pid_t pid, pid_t tid);
+
+/* A counter of /sys/kernel/debug/sched/pack_jitter/stats, -1 if absent. */
+long kt_stat(const char *name);
+/* Wait until kt_stat(@name) == @want, at most @timeout_ms; returns the last value read. */
+long kt_stat_wait(const char *name, long want, int timeout_ms);
+
+/* kernel.sched_pack_jitter: 0/1, -1 if the sysctl does not exist. */
+int kt_sysctl_pack(void);
+int kt_sysctl_pack_set(int on);
+
+int kt_nr_cpus(void);
+/* The first CPU of @cpu's core (thread_siblings_list), and its NUMA node. */
+int kt_core_of(int cpu);
+int kt_node_of(int cpu);
+
+/* Busy and total jiffies of one CPU from /proc/stat. */
+struct kt_cpustat {
+	unsigned long long busy[KT_MAX_CPUS];
+	unsigned long long total[KT_MAX_CPUS];
+};
+void kt_cpustat_read(struct kt_cpustat *s);
+
+/* Parse "0,2-3" into a bitmask of CPUs; returns -1 on a malformed list. */
+int kt_parse_cpulist(const char *list, uint64_t *mask);
+
+double kt_now(void);
+double kt_thread_cpu(void);
+void kt_pin(pid_t tid, uint64_t mask);
+
+#endif

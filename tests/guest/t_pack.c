@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Placement test: CPU hogs on some CPUs, periodic jitter tasks forked by one (tagged) parent,
+ * and where the jitter tasks' CPU time went.  Every threshold comes from the command line so
+ * the suite states, per kernel, what must hold:
+ *
+ *   t_pack --hogs 0,4 --jitter 4 --work-ms 3 --period-ms 10 --seconds 10 --share-min 0.95
+ *
+ * Each jitter task attributes its own CPU time (CLOCK_THREAD_CPUTIME_ID) to the CPU it samples
+ * with sched_getcpu() while it works, so the share is measured, not inferred.
+ */
+#define _GNU_SOURCE
+#include "ktest.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_JITTER 64
+
+struct shared {
+	volatile int measuring, stop;
+	double cpu_time[MAX_JITTER][KT_MAX_CPUS];
+	long periods[MAX_JITTER];
+	double max_late_us[MAX_JITTER];
+};
+
+struct opts {
+	uint64_t hogs, start, mask, busy;
+	int hog_duty, jitter, work_ms, period_ms, tagged, pack_off;
+	double warmup, seconds;
+	double share_min, share_max, idle_min, outside_node_max, outside_mask_max;
+	long min_periods;
+	int packed_min;
+};
+
+static void spin_for(double seconds)
+{
+	double end = kt_thread_cpu() + seconds;
+
+	while (kt_thread_cpu() < end)
+		;
+}
+
+static _Noreturn void hog(int cpu, int duty)
+{
+	kt_pin(0, 1ULL << cpu);
+	for (;;) {
+		if (duty >= 100) {
+			spin_for(1.0);
+			continue;
+		}
+		spin_for(duty / 10000.0); /* of a 10 ms period */
+		struct timespec rest = { 0, (100 - duty) * 100 * 1000 };
+		nanosleep(&rest, NULL);
+	}
+}
+
+static void ts_add_ms(struct timespec *ts, int ms)
+{
+	ts->tv_nsec += (long)ms * 1000000L;
+	while (ts->tv_nsec >= 1000000000L) {
+		ts->tv_nsec -= 1000000000L;
+		ts->tv_sec++;
+	}
+}
+
+static _Noreturn void jitter(struct shared *sh, int idx, const struct opts *o)
+{
+	struct timespec next;
+
+	if (o->mask)
+		kt_pin(0, o->mask);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!sh->stop) {
+		double end = kt_thread_cpu() + o->work_ms / 1000.0, last = kt_thread_cpu();
+
+		while (last < end) {
+			int cpu = sched_getcpu();
+			double now = kt_thread_cpu();
+
+			if (sh->measuring && cpu >= 0 && cpu < KT_MAX_CPUS)
+				sh->cpu_time[idx][cpu] += now - last;
+			last = now;
+		}
+		if (sh->measuring)
+			sh->periods[idx]++;
+		ts_add_ms(&next, o->period_ms);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (sh->measuring) {
+			struct timespec woke;
+			double late;
+
+			clock_gettime(CLOCK_MONOTONIC, &woke);
+			late = (woke.tv_sec - next.tv_sec) * 1e6 + (woke.tv_nsec - next.tv_nsec) / 1e3;
+			if (late > sh->max_late_us[idx])
+				sh->max_late_us[idx] = late;
+		}
+	}
+	_exit(0);
+}
+
+/* The jitter parent: tags itself, so the children inherit the class at fork. */
+static _Noreturn void jitter_parent(struct shared *sh, const struct opts *o)
+{
+	pid_t kids[MAX_JITTER];
+
+	if (o->start)
+		kt_pin(0, o->start);
+	if (o->tagged && kt_set_util_max(0, 0, -1, false))
+		kt_bail("tagging the jitter parent failed: %s", strerror(errno));
+	for (int i = 0; i < o->jitter; i++) {
+		kids[i] = fork();
+		if (kids[i] < 0)
+			kt_bail("fork: %s", strerror(errno));
+		if (kids[i] == 0)
+			jitter(sh, i, o);
+	}
+	for (int i = 0; i < o->jitter; i++)
+		waitpid(kids[i], NULL, 0);
+	_exit(0);
+}
+
+static uint64_t cores_of(uint64_t cpus, int nr)
+{
+	uint64_t out = 0;
+
+	for (int c = 0; c < nr; c++)
+		for (int h = 0; h < nr; h++)
+			if ((cpus & (1ULL << h)) && kt_core_of(c) == kt_core_of(h))
+				out |= 1ULL << c;
+	return out;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: t_pack --hogs LIST --jitter N --work-ms W --period-ms P "
+			"--seconds S [--warmup S] [--hog-duty PCT] [--untagged] [--pack-off] "
+			"[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
+			"[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
+			"[--min-periods N] [--packed-min N]\n");
+	exit(2);
+}
+
+static uint64_t cpulist_arg(const char *arg)
+{
+	uint64_t mask;
+
+	if (kt_parse_cpulist(arg, &mask))
+		kt_bail("bad CPU list '%s'", arg);
+	return mask;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "hogs", 1, 0, 'H' },	    { "hog-duty", 1, 0, 'd' },	 { "jitter", 1, 0, 'j' },
+		{ "work-ms", 1, 0, 'w' },   { "period-ms", 1, 0, 'p' },	 { "seconds", 1, 0, 's' },
+		{ "warmup", 1, 0, 'W' },    { "untagged", 0, 0, 'u' },	 { "pack-off", 0, 0, 'o' },
+		{ "start", 1, 0, 'S' },	    { "mask", 1, 0, 'm' },	 { "busy", 1, 0, 'b' },
+		{ "share-min", 1, 0, 1 },   { "share-max", 1, 0, 2 },	 { "idle-min", 1, 0, 3 },
+		{ "outside-node-max", 1, 0, 4 }, { "outside-mask-max", 1, 0, 5 },
+		{ "min-periods", 1, 0, 6 }, { "packed-min", 1, 0, 7 },	 { 0, 0, 0, 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .hog_duty = 100, .jitter = 4, .work_ms = 3, .period_ms = 10,
+			    .tagged = 1, .warmup = 2, .seconds = 10, .share_min = -1,
+			    .share_max = 2, .idle_min = -1, .outside_node_max = 2,
+			    .outside_mask_max = 2, .packed_min = -1 };
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'H': o->hogs = cpulist_arg(optarg); break;
+		case 'd': o->hog_duty = atoi(optarg); break;
+		case 'j': o->jitter = atoi(optarg); break;
+		case 'w': o->work_ms = atoi(optarg); break;
+		case 'p': o->period_ms = atoi(optarg); break;
+		case 's': o->seconds = atof(optarg); break;
+		case 'W': o->warmup = atof(optarg); break;
+		case 'u': o->tagged = 0; break;
+		case 'o': o->pack_off = 1; break;
+		case 'S': o->start = cpulist_arg(optarg); break;
+		case 'm': o->mask = cpulist_arg(optarg); break;
+		case 'b': o->busy = cpulist_arg(optarg); break;
+		case 1: o->share_min = atof(optarg); break;
+		case 2: o->share_max = atof(optarg); break;
+		case 3: o->idle_min = atof(optarg); break;
+		case 4: o->outside_node_max = atof(optarg); break;
+		case 5: o->outside_mask_max = atof(optarg); break;
+		case 6: o->min_periods = atol(optarg); break;
+		case 7: o->packed_min = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (o->jitter < 1 || o->jitter > MAX_JITTER || o->work_ms < 1 || o->period_ms <= o->work_ms)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	int nr = kt_nr_cpus(), start_node = 0, hog_pids[KT_MAX_CPUS], nhogs = 0;
+	struct kt_cpustat before, after;
+	double total = 0, on_busy = 0, outside_node = 0, outside_mask = 0, late = 0;
+	unsigned long long spare_busy = 0, spare_total = 0;
+	long periods = 0, packed0, packed1, fallback0, fallback1;
+	struct opts o;
+	struct shared *sh;
+	uint64_t busy;
+	pid_t parent;
+	int sysctl_was = kt_sysctl_pack();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse(argc, argv, &o);
+	busy = o.busy ? o.busy : cores_of(o.hogs, nr);
+	if (o.start)
+		start_node = kt_node_of(__builtin_ctzll(o.start));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	if (o.pack_off && kt_sysctl_pack_set(0))
+		kt_bail("cannot switch kernel.sched_pack_jitter off");
+
+	for (int c = 0; c < nr; c++) {
+		if (!(o.hogs & (1ULL << c)))
+			continue;
+		hog_pids[nhogs] = fork();
+		if (hog_pids[nhogs] == 0)
+			hog(c, o.hog_duty);
+		nhogs++;
+	}
+	parent = fork();
+	if (parent == 0)
+		jitter_parent(sh, &o);
+
+	/* Let placement settle; then measure for a fixed time. */
+	struct timespec t = { (time_t)o.warmup, (long)((o.warmup - (time_t)o.warmup) * 1e9) };
+	nanosleep(&t, NULL);
+	packed0 = kt_stat("packed");
+	fallback0 = kt_stat("fallback");
+	kt_cpustat_read(&before);
+	sh->measuring = 1;
+	t = (struct timespec){ (time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9) };
+	nanosleep(&t, NULL);
+	sh->measuring = 0;
+	kt_cpustat_read(&after);
+	packed1 = kt_stat("packed");
+	fallback1 = kt_stat("fallback");
+	sh->stop = 1;
+	waitpid(parent, NULL, 0);
+	for (int i = 0; i < nhogs; i++) {
+		kill(hog_pids[i], SIGKILL);
+		waitpid(hog_pids[i], NULL, 0);
+	}
+	if (o.pack_off && sysctl_was >= 0)
+		kt_sysctl_pack_set(sysctl_was);
+
+	for (int c = 0; c < nr; c++) {
+		double cpu_total = 0;
+
+		for (int i = 0; i < o.jitter; i++)
+			cpu_total += sh->cpu_time[i][c];
+		total += cpu_total;
+		if (busy & (1ULL << c))
+			on_busy += cpu_total;
+		else {
+			spare_busy += after.busy[c] - before.busy[c];
+			spare_total += after.total[c] - before.total[c];
+		}
+		if (kt_node_of(c) != start_node)
+			outside_node += cpu_total;
+		if (o.mask && !(o.mask & (1ULL << c)))
+			outside_mask += cpu_total;
+		kt_diag("cpu%d core%d node%d: jitter %.3fs, cpu busy %.1f%%", c, kt_core_of(c),
+			kt_node_of(c), cpu_total,
+			100.0 * (after.busy[c] - before.busy[c]) /
+				(double)(after.total[c] - before.total[c] + !(after.total[c] - before.total[c])));
+	}
+	for (int i = 0; i < o.jitter; i++) {
+		periods += sh->periods[i];
+		if (sh->max_late_us[i] > late)
+			late = sh->max_late_us[i];
+	}
+
+	double share = total > 0 ? on_busy / total : 0;
+	double idle = spare_total ? 1.0 - (double)spare_busy / spare_total : 1.0;
+
+	kt_diag("kernel %s, tagged %d, pack sysctl %d%s", kt_patched() ? "patched" : "baseline",
+		o.tagged, kt_sysctl_pack(), o.pack_off ? " (switched off for this run)" : "");
+	kt_diag("RESULT share_on_busy=%.4f spare_idle=%.4f outside_node=%.4f outside_mask=%.4f "
+		"periods=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f packed=%ld fallback=%ld",
+		share, idle, total > 0 ? outside_node / total : 0,
+		total > 0 ? outside_mask / total : 0, periods, total, late,
+		packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
+
+	kt_plan(6);
+	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
+	      periods, o.min_periods);
+	kt_ok(share >= o.share_min && share <= o.share_max,
+	      "share of jitter time on busy cores %.3f within [%.2f, %.2f]", share, o.share_min,
+	      o.share_max);
+	kt_ok(idle >= o.idle_min, "spare cores idle %.3f (want >= %.2f)", idle, o.idle_min);
+	kt_ok(total > 0 && outside_node / total <= o.outside_node_max,
+	      "jitter time outside the start node %.3f (want <= %.2f)",
+	      total > 0 ? outside_node / total : 0, o.outside_node_max);
+	kt_ok(total > 0 && outside_mask / total <= o.outside_mask_max,
+	      "jitter time outside the affinity mask %.4f (want <= %.4f)",
+	      total > 0 ? outside_mask / total : 0, o.outside_mask_max);
+	if (o.packed_min >= 0)
+		kt_ok(packed1 >= 0 && packed1 - packed0 >= o.packed_min,
+		      "kernel counted %ld packed placements (want >= %d)", packed1 - packed0,
+		      o.packed_min);
+	else
+		kt_ok(true, "packed placements not checked on this kernel");
+	return kt_exit_status();
+}
