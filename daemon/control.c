@@ -49,7 +49,7 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 		log_debug("bad request from pid %d: %s", (int)cl->peer.pid, err);
 		return ts_response_error("%s", err);
 	}
-	if (ts_cmd_is_change(req.cmd) && !privs_peer_may_change(cl->peer.pid, cl->peer.uid)) {
+	if (ts_cmd_is_change(req.cmd) && !c->may_change(cl->peer.pid, cl->peer.uid)) {
 		c->st.refused++;
 		log_warning("refused '%s' from pid %d (uid %u): needs root or CAP_SYS_NICE",
 		            ts_cmd_name(req.cmd), (int)cl->peer.pid, (unsigned)cl->peer.uid);
@@ -205,6 +205,7 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 	c->handler = h;
 	c->ctx = ctx;
 	c->timeout_ms = CONTROL_TIMEOUT_MS;
+	c->may_change = privs_peer_may_change;
 	c->listen.fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;

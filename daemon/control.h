@@ -46,6 +46,8 @@ struct control {
 	control_handler handler;
 	void *ctx;
 	int timeout_ms;
+	/* Permission for changes; privs_peer_may_change() unless a test replaces it. */
+	bool (*may_change)(pid_t pid, uid_t uid);
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 	struct control_stats st;
 };

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "notify.h"
+#include "procconn.h"
 
 int daemon_load_config(const struct daemon *d, struct ts_config **out, char **msgs)
 {
@@ -26,6 +27,20 @@ void daemon_arm_recheck(const struct daemon *d)
 	/* An all-zero value disarms the timer, which is what recheck_interval = 0 means. */
 	if (d->recheck_fd >= 0 && timerfd_settime(d->recheck_fd, 0, &its, NULL) < 0)
 		log_warning("cannot arm the re-check timer: %s", strerror(errno));
+}
+
+void daemon_proc_events(struct daemon *d, int fd)
+{
+	int r = procconn_read(fd, engine_on_event, &d->eng);
+	if (r == 1) {
+		/* The kernel dropped events: only a full scan knows what they were. */
+		log_notice("proc connector overflowed (events lost); rescanning all tasks");
+		d->eng.st.rescans++;
+		engine_scan(&d->eng);
+		daemon_update_status(d);
+	} else if (r < 0) {
+		log_err("proc connector read failed: %s", strerror(-r));
+	}
 }
 
 void daemon_update_status(const struct daemon *d)

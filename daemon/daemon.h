@@ -44,6 +44,9 @@ int daemon_reload(struct daemon *d);
 /* (Re)arms the re-check timer from the configuration's recheck_interval. */
 void daemon_arm_recheck(const struct daemon *d);
 
+/* Reads the proc connector; lost events (ENOBUFS) trigger a full rescan. */
+void daemon_proc_events(struct daemon *d, int fd);
+
 /* Refreshes STATUS= with the counts. */
 void daemon_update_status(const struct daemon *d);
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "procconn.h"
 #include "rules.h"
 #include "tag.h"
 #include "task.h"
@@ -291,6 +292,26 @@ void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid)
 	if (ent) {
 		log_debug("task %d (rule %s) exited", (int)tid, ent->rule);
 		registry_remove(&e->reg, ent);
+	}
+}
+
+void engine_on_event(void *engine, const struct pc_event *ev)
+{
+	struct engine *e = engine;
+	switch (ev->what) {
+	case PC_FORK:
+		engine_on_fork(e, ev->ptgid, ev->ptid, ev->tgid, ev->tid);
+		break;
+	case PC_EXEC:
+		engine_on_exec(e, ev->tgid, ev->tid);
+		break;
+	case PC_COMM:
+	case PC_UID:
+		engine_on_change(e, ev->tgid, ev->tid);
+		break;
+	case PC_EXIT:
+		engine_on_exit(e, ev->tgid, ev->tid);
+		break;
 	}
 }
 

@@ -46,6 +46,10 @@ void engine_on_exec(struct engine *e, pid_t tgid, pid_t tid);
 void engine_on_change(struct engine *e, pid_t tgid, pid_t tid);
 void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid);
 
+struct pc_event;
+/* Dispatches one proc connector event to the functions above. */
+void engine_on_event(void *engine, const struct pc_event *ev);
+
 /* Switches to a new configuration and re-evaluates every task. */
 void engine_set_config(struct engine *e, const struct ts_config *cfg);
 

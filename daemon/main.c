@@ -37,39 +37,10 @@ static void usage(FILE *f)
 	        ts_config_default_path(), ts_proto_default_socket());
 }
 
-static void on_event(void *ctx, const struct pc_event *ev)
-{
-	struct engine *e = ctx;
-	switch (ev->what) {
-	case PC_FORK:
-		engine_on_fork(e, ev->ptgid, ev->ptid, ev->tgid, ev->tid);
-		break;
-	case PC_EXEC:
-		engine_on_exec(e, ev->tgid, ev->tid);
-		break;
-	case PC_COMM:
-	case PC_UID:
-		engine_on_change(e, ev->tgid, ev->tid);
-		break;
-	case PC_EXIT:
-		engine_on_exit(e, ev->tgid, ev->tid);
-		break;
-	}
-}
-
 static void nl_cb(struct loop_source *src, uint32_t events)
 {
 	(void)events;
-	int r = procconn_read(src->fd, on_event, &D.eng);
-	if (r == 1) {
-		/* The kernel dropped events: only a full scan knows what they were. */
-		log_notice("proc connector overflowed (events lost); rescanning all tasks");
-		D.eng.st.rescans++;
-		engine_scan(&D.eng);
-		daemon_update_status(&D);
-	} else if (r < 0) {
-		log_err("proc connector read failed: %s", strerror(-r));
-	}
+	daemon_proc_events(&D, src->fd);
 }
 
 static void drain_timer(int fd)

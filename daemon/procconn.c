@@ -153,6 +153,22 @@ int procconn_parse(const void *buf, size_t len, pc_event_fn fn, void *ctx)
 	return n;
 }
 
+static ssize_t real_recv(int fd, void *buf, size_t len, struct sockaddr_nl *from)
+{
+	socklen_t fl = sizeof(*from);
+	ssize_t n = recvfrom(fd, buf, len, 0, (struct sockaddr *)from, &fl);
+	if (n >= 0 && fl < sizeof(*from))
+		from->nl_pid = UINT32_MAX; /* not a netlink sender: treat as foreign */
+	return n;
+}
+
+static pc_recv_fn recv_fn = real_recv;
+
+void procconn_set_recv(pc_recv_fn fn)
+{
+	recv_fn = fn ? fn : real_recv;
+}
+
 int procconn_read(int fd, pc_event_fn fn, void *ctx)
 {
 	/* Aligned for the netlink headers inside. */
@@ -163,9 +179,8 @@ int procconn_read(int fd, pc_event_fn fn, void *ctx)
 	bool lost = false;
 
 	for (;;) {
-		struct sockaddr_nl from;
-		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(fd, buf.b, sizeof(buf.b), 0, (struct sockaddr *)&from, &fl);
+		struct sockaddr_nl from = {0};
+		ssize_t n = recv_fn(fd, buf.b, sizeof(buf.b), &from);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -178,7 +193,7 @@ int procconn_read(int fd, pc_event_fn fn, void *ctx)
 			return -errno;
 		}
 		/* Only the kernel (port 0) sends proc events; anything else is spoofed. */
-		if (fl < sizeof(from) || from.nl_pid != 0) {
+		if (from.nl_pid != 0) {
 			log_debug("ignoring netlink message from port %u", from.nl_pid);
 			continue;
 		}

@@ -10,6 +10,7 @@
 #define TSD_PROCCONN_H
 
 #include <stddef.h>
+#include <linux/netlink.h>
 #include <sys/types.h>
 
 enum pc_what { PC_FORK, PC_EXEC, PC_COMM, PC_UID, PC_EXIT };
@@ -39,5 +40,9 @@ int procconn_read(int fd, pc_event_fn fn, void *ctx);
  * datagram is malformed (what parsed before that was delivered).
  */
 int procconn_parse(const void *buf, size_t len, pc_event_fn fn, void *ctx);
+
+/* The receive call procconn_read() uses; tests replace it (NULL: recvfrom). */
+typedef ssize_t (*pc_recv_fn)(int fd, void *buf, size_t len, struct sockaddr_nl *from);
+void procconn_set_recv(pc_recv_fn fn);
 
 #endif

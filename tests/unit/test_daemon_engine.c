@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The classification engine against a fake /proc tree and fake sched ops: scan, events, exit
+ * before tag, PID reuse, inheritance on fork, lost events (ENOBUFS) -> rescan, reload, restore.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "engine.h"
+#include "helpers.h"
+#include "log.h"
+#include "procconn.h"
+#include "util.h"
+
+static struct ts_config *cfg;
+static struct engine eng;
+
+static const char fixture_conf[] = "[rule janitor]\n"
+                                   "comm = *-janitor, logrotate\n"
+                                   "[rule iothreads]\n"
+                                   "comm = io-*\n"
+                                   "threads = matched\n"
+                                   "[exclude keep-fast]\n"
+                                   "comm = fast-janitor\n";
+
+static void setup(void)
+{
+	struct ts_diag d;
+	tree_new();
+	fake_install();
+	log_set_level(LOG_ERR);
+	ck_assert_int_eq(ts_config_parse_buffer("e.conf", fixture_conf, sizeof(fixture_conf) - 1,
+	                                        NULL, &cfg, &d),
+	                 0);
+	engine_init(&eng, cfg);
+}
+
+static void teardown(void)
+{
+	engine_free(&eng);
+	ts_config_free(cfg);
+	tree_free();
+}
+
+/* A thread in the tree and in the fake syscall layer, untagged (util_max 1024). */
+static void task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st)
+{
+	tree_add_task(tgid, tid, comm, st, 0, 1000);
+	fake_add(tid, 0, 0, 1024);
+}
+
+static struct reg_entry *reg(pid_t tid)
+{
+	return registry_find(&eng.reg, tid);
+}
+
+START_TEST(test_scan_tags_matching_processes)
+{
+	task(100, 100, "logrotate", 10);
+	task(100, 101, "worker", 11); /* threads=all: tagged with its process */
+	task(200, 200, "bash", 20);
+	engine_scan(&eng);
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+	ck_assert_uint_eq(fake_get(101)->util_max, 0);
+	ck_assert_uint_eq(fake_get(200)->util_max, 1024);
+	ck_assert_int_eq(fake.nset, 2);
+	struct reg_entry *e = reg(101);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->rule, "janitor");
+	ck_assert_int_eq(e->how, REG_RULE);
+	ck_assert_uint_eq(e->prev.util_max, 1024);
+	ck_assert_uint_eq(e->starttime, 11);
+	ck_assert_ptr_null(reg(200));
+	ck_assert_uint_eq(registry_count_tagged(&eng.reg), 2);
+	/* A second scan changes nothing. */
+	engine_scan(&eng);
+	ck_assert_int_eq(fake.nset, 2);
+}
+END_TEST
+
+START_TEST(test_threads_matched_and_exclusion)
+{
+	task(300, 300, "qemu", 30);
+	task(300, 301, "io-worker", 31);
+	task(400, 400, "fast-janitor", 40);
+	engine_scan(&eng);
+	ck_assert_uint_eq(fake_get(300)->util_max, 1024);
+	ck_assert_uint_eq(fake_get(301)->util_max, 0);
+	ck_assert_str_eq(reg(301)->rule, "iothreads");
+	ck_assert_uint_eq(fake_get(400)->util_max, 1024);
+	ck_assert_ptr_null(reg(400));
+}
+END_TEST
+
+START_TEST(test_external_tag_left_alone)
+{
+	task(100, 100, "logrotate", 10);
+	fake_get(100)->util_max = 0; /* tagged by hand before the daemon saw it */
+	engine_scan(&eng);
+	ck_assert_int_eq(fake.nset, 0);
+	ck_assert_ptr_null(reg(100));
+	ck_assert_uint_eq(eng.st.external, 1);
+	ck_assert_uint_eq(engine_restore_all(&eng), 0);
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+}
+END_TEST
+
+START_TEST(test_exit_before_tag)
+{
+	/* The exec event arrives after the task is already gone. */
+	engine_on_exec(&eng, 500, 500);
+	ck_assert_int_eq(fake.nset, 0);
+	ck_assert_uint_eq(eng.st.vanished, 1);
+	/* In the tree but gone from the scheduler between read and write. */
+	tree_add_task(600, 600, "logrotate", 60, 0, 0);
+	engine_on_exec(&eng, 600, 600);
+	ck_assert_ptr_null(reg(600));
+	ck_assert_uint_eq(eng.st.vanished, 2);
+	ck_assert_uint_eq(eng.st.failures, 0);
+}
+END_TEST
+
+START_TEST(test_exec_retags_and_restores)
+{
+	task(100, 100, "bash", 10);
+	engine_scan(&eng);
+	ck_assert_ptr_null(reg(100));
+	/* bash execs logrotate: tagged on the event, not on a poll. */
+	tree_add_task(100, 100, "logrotate", 10, 0, 1000);
+	engine_on_exec(&eng, 100, 100);
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+	ck_assert_ptr_nonnull(reg(100));
+	/* It renames itself: no rule matches any more, the old clamp comes back. */
+	tree_add_task(100, 100, "something", 10, 0, 1000);
+	engine_on_change(&eng, 100, 100);
+	ck_assert_ptr_null(reg(100));
+	ck_assert_uint_eq(eng.st.restored, 1);
+	ck_assert_uint_ne(fake_get(100)->util_max, 0);
+}
+END_TEST
+
+START_TEST(test_pid_reuse)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	ck_assert_ptr_nonnull(reg(100));
+	int nset = fake.nset;
+	/* The task exits unseen and a stranger gets TID 100 (new start time, own clamp). */
+	tree_set_starttime(100, 100, 999);
+	fake_get(100)->util_max = 512;
+	engine_eval(&eng, 100, 100);
+	ck_assert_ptr_null(reg(100));
+	ck_assert_int_eq(fake.nset, nset); /* the stranger is not "restored" */
+	ck_assert_uint_eq(fake_get(100)->util_max, 512);
+}
+END_TEST
+
+START_TEST(test_fork_inherits_and_exec_restores)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	/* logrotate forks: the kernel copied util_max 0 into the child. */
+	tree_add_task(700, 700, "logrotate", 70, 0, 1000);
+	fake_add(700, 0, 0, 0);
+	engine_on_fork(&eng, 100, 100, 700, 700);
+	struct reg_entry *e = reg(700);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->how, REG_INHERITED);
+	ck_assert_uint_eq(e->prev.util_max, 1024);
+	/* The child execs gzip: that tag is ours to undo. */
+	tree_add_task(700, 700, "gzip", 70, 0, 1000);
+	engine_on_exec(&eng, 700, 700);
+	ck_assert_ptr_null(reg(700));
+	ck_assert_uint_ne(fake_get(700)->util_max, 0);
+	/* Exit forgets. */
+	engine_on_exit(&eng, 100, 100);
+	ck_assert_ptr_null(reg(100));
+}
+END_TEST
+
+START_TEST(test_fork_of_untagged_parent)
+{
+	task(200, 200, "bash", 20);
+	task(800, 800, "bash", 80);
+	fake_get(800)->util_max = 0; /* someone else's tag copied into the child */
+	engine_on_fork(&eng, 200, 200, 800, 800);
+	ck_assert_ptr_null(reg(800));
+	ck_assert_uint_eq(fake_get(800)->util_max, 0);
+}
+END_TEST
+
+START_TEST(test_scan_forgets_gone_tasks)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	ck_assert_ptr_nonnull(reg(100));
+	tree_remove_task(100, 100); /* exit event lost */
+	engine_scan(&eng);
+	ck_assert_ptr_null(reg(100));
+}
+END_TEST
+
+START_TEST(test_restore_all_only_ours)
+{
+	task(100, 100, "logrotate", 10);
+	task(200, 200, "other", 20);
+	engine_scan(&eng);
+	fake_get(200)->util_max = 0; /* manual tag, not ours */
+	ck_assert_uint_eq(engine_restore_all(&eng), 1);
+	ck_assert_uint_eq(fake_get(100)->util_max, TS_UCLAMP_MAX_VALUE);
+	ck_assert_uint_eq(fake_get(200)->util_max, 0);
+	ck_assert_uint_eq(eng.reg.n, 0);
+}
+END_TEST
+
+START_TEST(test_restore_failure_keeps_entry)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	fake_get(100)->set_errno = EPERM;
+	ck_assert_uint_eq(engine_restore_all(&eng), 0);
+	ck_assert_ptr_nonnull(reg(100));
+	ck_assert_uint_eq(eng.st.failures, 1);
+}
+END_TEST
+
+START_TEST(test_manual_untag_sticks)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	struct ts_tag_report rep = {0};
+	ck_assert_int_eq(engine_manual(&eng, false, 100, false, &rep), 0);
+	ts_tag_report_free(&rep);
+	ck_assert_uint_eq(fake_get(100)->util_max, 1024);
+	ck_assert_int_eq(reg(100)->how, REG_MANUAL_UNTAG);
+	engine_scan(&eng); /* the rule still matches, but the admin said no */
+	ck_assert_uint_eq(fake_get(100)->util_max, 1024);
+	ck_assert_uint_eq(registry_count_tagged(&eng.reg), 0);
+	/* A manual tag is recorded and survives stop. */
+	task(200, 200, "other", 20);
+	ck_assert_int_eq(engine_manual(&eng, true, 200, false, &rep), 0);
+	ts_tag_report_free(&rep);
+	ck_assert_int_eq(reg(200)->how, REG_MANUAL_TAG);
+	ck_assert_uint_eq(engine_restore_all(&eng), 0);
+	ck_assert_uint_eq(fake_get(200)->util_max, 0);
+}
+END_TEST
+
+/* Fake netlink receive: ENOBUFS first, then nothing. */
+static int recv_calls;
+static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
+{
+	(void)fd, (void)buf, (void)len, (void)from;
+	errno = recv_calls++ == 0 ? ENOBUFS : EAGAIN;
+	return -1;
+}
+
+START_TEST(test_enobufs_rescans)
+{
+	struct daemon d;
+	memset(&d, 0, sizeof(d));
+	d.cfg = cfg;
+	d.recheck_fd = -1;
+	engine_init(&d.eng, cfg);
+	/* A matching task that started while events were being dropped. */
+	task(100, 100, "logrotate", 10);
+	procconn_set_recv(recv_enobufs);
+	daemon_proc_events(&d, -1);
+	procconn_set_recv(NULL);
+	ck_assert_uint_eq(d.eng.st.rescans, 1);
+	ck_assert_uint_eq(d.eng.st.scans, 1);
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+	engine_free(&d.eng);
+}
+END_TEST
+
+/* Reload through the daemon: a good file switches and re-evaluates, a bad one changes nothing. */
+START_TEST(test_reload)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/turboschedd.conf", ts_root_get());
+	FILE *f = fopen(path, "w");
+	fputs("[rule janitor]\ncomm = logrotate\n", f);
+	fclose(f);
+
+	struct daemon d;
+	memset(&d, 0, sizeof(d));
+	d.config_path = path;
+	d.dropin_dir = "";
+	d.recheck_fd = -1;
+	char *msgs;
+	ck_assert_int_eq(daemon_load_config(&d, &d.cfg, &msgs), 0);
+	engine_init(&d.eng, d.cfg);
+	task(100, 100, "logrotate", 10);
+	task(200, 200, "cron", 20);
+	engine_scan(&d.eng);
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+
+	f = fopen(path, "w");
+	fputs("[rule cron]\ncomm = cron\n", f);
+	fclose(f);
+	ck_assert_int_eq(daemon_reload(&d), 0);
+	ck_assert_ptr_null(d.reload_error);
+	ck_assert_uint_eq(fake_get(100)->util_max, 1024); /* rule removed: restored */
+	ck_assert_uint_eq(fake_get(200)->util_max, 0);    /* rule added: tagged */
+
+	f = fopen(path, "w");
+	fputs("[rule cron]\ncomm = cron\nbogus = 1\n", f);
+	fclose(f);
+	const struct ts_config *before = d.cfg;
+	ck_assert_int_eq(daemon_reload(&d), -EINVAL);
+	ck_assert_ptr_eq(d.cfg, before);
+	char expect[600];
+	snprintf(expect, sizeof(expect),
+	         "%s:3: [rule cron] unknown key 'bogus'; expected comm, cgroup, user or threads",
+	         path);
+	ck_assert_str_eq(d.reload_error, expect);
+	ck_assert_uint_eq(fake_get(200)->util_max, 0); /* old rules still in force */
+	ck_assert_uint_eq(d.reload_failures, 1);
+	engine_free(&d.eng);
+	ts_config_free(d.cfg);
+	free(d.reload_error);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("daemon_engine");
+	TCase *tc = tcase_create("engine");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_scan_tags_matching_processes);
+	tcase_add_test(tc, test_threads_matched_and_exclusion);
+	tcase_add_test(tc, test_external_tag_left_alone);
+	tcase_add_test(tc, test_exit_before_tag);
+	tcase_add_test(tc, test_exec_retags_and_restores);
+	tcase_add_test(tc, test_pid_reuse);
+	tcase_add_test(tc, test_fork_inherits_and_exec_restores);
+	tcase_add_test(tc, test_fork_of_untagged_parent);
+	tcase_add_test(tc, test_scan_forgets_gone_tasks);
+	tcase_add_test(tc, test_restore_all_only_ours);
+	tcase_add_test(tc, test_restore_failure_keeps_entry);
+	tcase_add_test(tc, test_manual_untag_sticks);
+	tcase_add_test(tc, test_enobufs_rescans);
+	tcase_add_test(tc, test_reload);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
