@@ -102,8 +102,12 @@ int kt_set_util_max(pid_t tid, int util_max, int util_min, bool reset_on_fork)
 		attr.sched_flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
 		attr.sched_util_min = (uint32_t)util_min;
 	}
-	if (reset_on_fork)
+	if (reset_on_fork) {
+		/* KEEP_POLICY would keep the old reset-on-fork setting too: name the policy. */
+		attr.sched_flags &= ~(uint64_t)SCHED_FLAG_KEEP_POLICY;
 		attr.sched_flags |= SCHED_FLAG_RESET_ON_FORK;
+		attr.sched_policy = SCHED_OTHER;
+	}
 	return (int)syscall(SYS_sched_setattr, tid, &attr, 0);
 }
 

@@ -39,7 +39,8 @@ struct opts {
 	double warmup, seconds;
 	double share_min, share_max, idle_min, outside_node_max, outside_mask_max;
 	long min_periods;
-	int packed_min;
+	long packed_min, packed_max, fallback_min;
+	int key;
 };
 
 static void spin_for(double seconds)
@@ -146,7 +147,8 @@ static void usage(void)
 			"--seconds S [--warmup S] [--hog-duty PCT] [--untagged] [--pack-off] "
 			"[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
 			"[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
-			"[--min-periods N] [--packed-min N]\n");
+			"[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
+			"[--key 0|1|-1]\n");
 	exit(2);
 }
 
@@ -168,14 +170,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "start", 1, 0, 'S' },	    { "mask", 1, 0, 'm' },	 { "busy", 1, 0, 'b' },
 		{ "share-min", 1, 0, 1 },   { "share-max", 1, 0, 2 },	 { "idle-min", 1, 0, 3 },
 		{ "outside-node-max", 1, 0, 4 }, { "outside-mask-max", 1, 0, 5 },
-		{ "min-periods", 1, 0, 6 }, { "packed-min", 1, 0, 7 },	 { 0, 0, 0, 0 },
+		{ "min-periods", 1, 0, 6 }, { "packed-min", 1, 0, 7 },	 { "packed-max", 1, 0, 8 },
+		{ "fallback-min", 1, 0, 9 }, { "key", 1, 0, 10 },	 { 0, 0, 0, 0 },
 	};
 	int c;
 
 	*o = (struct opts){ .hog_duty = 100, .jitter = 4, .work_ms = 3, .period_ms = 10,
 			    .tagged = 1, .warmup = 2, .seconds = 10, .share_min = -1,
 			    .share_max = 2, .idle_min = -1, .outside_node_max = 2,
-			    .outside_mask_max = 2, .packed_min = -1 };
+			    .outside_mask_max = 2, .packed_min = -1, .packed_max = -1,
+			    .fallback_min = -1, .key = -2 };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': o->hogs = cpulist_arg(optarg); break;
@@ -196,7 +200,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 4: o->outside_node_max = atof(optarg); break;
 		case 5: o->outside_mask_max = atof(optarg); break;
 		case 6: o->min_periods = atol(optarg); break;
-		case 7: o->packed_min = atoi(optarg); break;
+		case 7: o->packed_min = atol(optarg); break;
+		case 8: o->packed_max = atol(optarg); break;
+		case 9: o->fallback_min = atol(optarg); break;
+		case 10: o->key = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -210,7 +217,7 @@ int main(int argc, char **argv)
 	struct kt_cpustat before, after;
 	double total = 0, on_busy = 0, outside_node = 0, outside_mask = 0, late = 0;
 	unsigned long long spare_busy = 0, spare_total = 0;
-	long periods = 0, packed0, packed1, fallback0, fallback1;
+	long periods = 0, packed0, packed1, fallback0, fallback1, key;
 	struct opts o;
 	struct shared *sh;
 	uint64_t busy;
@@ -250,6 +257,7 @@ int main(int argc, char **argv)
 	t = (struct timespec){ (time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9) };
 	nanosleep(&t, NULL);
 	sh->measuring = 0;
+	key = kt_stat("key");
 	kt_cpustat_read(&after);
 	packed1 = kt_stat("packed");
 	fallback1 = kt_stat("fallback");
@@ -300,7 +308,7 @@ int main(int argc, char **argv)
 		total > 0 ? outside_mask / total : 0, periods, total, late,
 		packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
 
-	kt_plan(6);
+	kt_plan(9);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -313,11 +321,16 @@ int main(int argc, char **argv)
 	kt_ok(total > 0 && outside_mask / total <= o.outside_mask_max,
 	      "jitter time outside the affinity mask %.4f (want <= %.4f)",
 	      total > 0 ? outside_mask / total : 0, o.outside_mask_max);
-	if (o.packed_min >= 0)
-		kt_ok(packed1 >= 0 && packed1 - packed0 >= o.packed_min,
-		      "kernel counted %ld packed placements (want >= %d)", packed1 - packed0,
-		      o.packed_min);
-	else
-		kt_ok(true, "packed placements not checked on this kernel");
+	long packed = packed1 >= 0 ? packed1 - packed0 : -1;
+	long fallback = fallback1 >= 0 ? fallback1 - fallback0 : -1;
+
+	kt_ok(o.packed_min < 0 || packed >= o.packed_min, "kernel counted %ld packed placements "
+	      "(want >= %ld)", packed, o.packed_min);
+	kt_ok(o.packed_max < 0 || (packed >= 0 && packed <= o.packed_max),
+	      "kernel counted %ld packed placements (want <= %ld)", packed, o.packed_max);
+	kt_ok(o.fallback_min < 0 || fallback >= o.fallback_min,
+	      "kernel counted %ld fall-backs to the normal path (want >= %ld)", fallback,
+	      o.fallback_min);
+	kt_ok(o.key == -2 || key == o.key, "static key while measuring: %ld (want %d)", key, o.key);
 	return kt_exit_status();
 }
