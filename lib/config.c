@@ -606,7 +606,7 @@ static char *reader(char *str, int num, void *stream)
 	p->lineno++;
 
 	char *l = p->line;
-	if (p->lineno == 1 && memcmp(l, "\xEF\xBB\xBF", 3) == 0)
+	if (p->lineno == 1 && strncmp(l, "\xEF\xBB\xBF", 3) == 0)
 		l += 3;
 	if (strlen(p->line) != p->line_len) {
 		perr(p, "syntax error: NUL byte in line");

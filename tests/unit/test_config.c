@@ -253,6 +253,16 @@ START_TEST(test_long_line_and_nul)
 }
 END_TEST
 
+START_TEST(test_short_inputs_and_bom)
+{
+	/* Found by the fuzzer: a one-byte file used to be compared with a 3-byte BOM. */
+	ck_assert_bad("[", "t.conf:1: syntax error: section header without closing ']'");
+	struct ts_config *c = parse_ok("\xEF\xBB\xBF[daemon]\nlog_level = err\n");
+	ck_assert_int_eq(c->daemon.log_level, LOG_ERR);
+	ts_config_free(c);
+}
+END_TEST
+
 START_TEST(test_all_errors_collected)
 {
 	ck_assert_bad(
@@ -408,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_long_line_and_nul);
+	tcase_add_test(tc, test_short_inputs_and_bom);
 	tcase_add_test(tc, test_all_errors_collected);
 	tcase_add_test(tc, test_dropins_lexical_order);
 	tcase_add_test(tc, test_dropin_duplicate_and_unreadable);
