@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Jitter tasks keep running while the machine changes under them: CPUs go offline and come
+ * back (a hog core's sibling, a whole core, the CPU a jitter task last ran on), affinity masks
+ * change, and the runtime switch flips.  After each step every jitter task must make progress,
+ * and at the end packing must resume (patched kernel).  The harness fails the boot on any
+ * kernel splat.
+ */
+#define _GNU_SOURCE
+#include "ktest.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NJ 4
+
+struct shared {
+	volatile long periods[NJ];
+	volatile int stop;
+};
+
+static struct shared *sh;
+static pid_t jitter_pid[NJ];
+
+static _Noreturn void hog(int cpu)
+{
+	kt_pin(0, 1ULL << cpu);
+	for (;;)
+		;
+}
+
+static _Noreturn void jitter(int idx)
+{
+	struct timespec period = { 0, 9 * 1000 * 1000 };
+
+	while (!sh->stop) {
+		double end = kt_thread_cpu() + 0.001;
+
+		while (kt_thread_cpu() < end)
+			;
+		sh->periods[idx]++;
+		nanosleep(&period, NULL);
+	}
+	_exit(0);
+}
+
+static int set_online(int cpu, int on)
+{
+	char path[80];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", on);
+	return fclose(f);
+}
+
+/* Every jitter task completes a few more periods: bounded wait on the condition itself. */
+static bool all_progress(int periods, int timeout_ms)
+{
+	long start[NJ];
+	double deadline = kt_now() + timeout_ms / 1000.0;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < NJ; i++)
+		start[i] = sh->periods[i];
+	while (kt_now() < deadline) {
+		bool done = true;
+
+		for (int i = 0; i < NJ; i++)
+			done &= sh->periods[i] >= start[i] + periods;
+		if (done)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
+static int last_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int cpu = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		/* field 39 is the CPU; fields after ')' start at 3 */
+		for (int field = 3; p && field <= 39; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			sscanf(p - 0, " %d", &cpu);
+	}
+	fclose(f);
+	return cpu;
+}
+
+static void hotplug_step(const char *what, const int *cpus, int n)
+{
+	bool ok = true;
+
+	for (int i = 0; i < n; i++)
+		ok &= set_online(cpus[i], 0) == 0;
+	bool ran_off = all_progress(5, 10000);
+
+	for (int i = 0; i < n; i++)
+		ok &= set_online(cpus[i], 1) == 0;
+	kt_ok(ok && ran_off && all_progress(5, 10000), "offline/online %s: tasks kept running", what);
+}
+
+int main(void)
+{
+	pid_t hogs[2];
+	int nr = kt_nr_cpus();
+	long packed0, packed1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (nr < 8)
+		kt_bail("needs the 8-CPU x86_64 topology, found %d CPUs", nr);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hogs[0] = fork();
+	if (hogs[0] == 0)
+		hog(0);
+	hogs[1] = fork();
+	if (hogs[1] == 0)
+		hog(4);
+	kt_set_util_max(0, 0, -1, false);
+	for (int i = 0; i < NJ; i++) {
+		jitter_pid[i] = fork();
+		if (jitter_pid[i] == 0)
+			jitter(i);
+	}
+	kt_set_util_max(0, 1024, -1, false);
+
+	kt_plan(8);
+	kt_ok(all_progress(20, 10000), "jitter tasks run");
+
+	int sibling[] = { 1 }, core[] = { 2, 3 }, far[] = { 5, 6, 7 };
+	int last = last_cpu(jitter_pid[0]);
+
+	hotplug_step("cpu1 (sibling of a hog)", sibling, 1);
+	hotplug_step("cpus 2-3 (a whole core)", core, 2);
+	if (last <= 0)
+		last = 1; /* cpu0 cannot go offline */
+	int lastv[] = { last };
+	char what[64];
+
+	snprintf(what, sizeof(what), "cpu%d (where a jitter task last ran)", last);
+	hotplug_step(what, lastv, 1);
+	hotplug_step("cpus 5-7", far, 3);
+
+	/* Affinity churn: each task gets a random mask of online CPUs, many times. */
+	unsigned int seed = 1;
+	for (int round = 0; round < 300; round++) {
+		uint64_t mask = (rand_r(&seed) & 0xff) | 1ULL << (rand_r(&seed) % nr);
+
+		kt_pin(jitter_pid[round % NJ], mask);
+	}
+	kt_pin(0, 0xff);
+	for (int i = 0; i < NJ; i++)
+		kt_pin(jitter_pid[i], 0xff);
+	kt_ok(all_progress(5, 10000), "affinity churn: tasks kept running");
+
+	/* The runtime switch flipping under load. */
+	int sysctl_was = kt_sysctl_pack();
+	for (int i = 0; i < 200 && sysctl_was >= 0; i++)
+		kt_sysctl_pack_set(i % 2);
+	if (sysctl_was >= 0)
+		kt_sysctl_pack_set(sysctl_was);
+	kt_ok(all_progress(5, 10000), "switch toggled 200 times: tasks kept running");
+
+	/* Packing resumes: placements onto busy cores are counted again. */
+	packed0 = kt_stat("packed");
+	all_progress(50, 20000);
+	packed1 = kt_stat("packed");
+	if (kt_patched())
+		kt_ok(packed0 >= 0 && packed1 > packed0, "packing resumed (%ld placements)",
+		      packed1 - packed0);
+	else
+		kt_ok(packed1 == -1, "baseline has no packing counters");
+
+	sh->stop = 1;
+	for (int i = 0; i < NJ; i++)
+		waitpid(jitter_pid[i], NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		kill(hogs[i], SIGKILL);
+		waitpid(hogs[i], NULL, 0);
+	}
+	return kt_exit_status();
+}
