@@ -112,6 +112,16 @@ static json_object *parse_object(const char *payload, size_t len)
 	return o;
 }
 
+json_object *ts_response_decode(const char *payload, size_t len)
+{
+	json_object *o = parse_object(payload, len);
+	if (o && ts_response_check(o, NULL) < 0) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
 int ts_request_parse(const char *payload, size_t len, struct ts_request *out, char *err,
                      size_t errlen)
 {
@@ -412,12 +422,8 @@ int ts_proto_call(const char *path, const struct ts_request *req, int timeout_ms
 	r = recv_all(fd, in, n, deadline);
 	if (r)
 		goto out;
-	*resp = parse_object((const char *)in, n);
-	r = *resp && ts_response_check(*resp, NULL) >= 0 ? 0 : -EPROTO;
-	if (r) {
-		json_object_put(*resp);
-		*resp = NULL;
-	}
+	*resp = ts_response_decode((const char *)in, n);
+	r = *resp ? 0 : -EPROTO;
 out:
 	free(out);
 	free(in);

@@ -75,6 +75,12 @@ json_object *ts_request_to_json(const struct ts_request *r);
 int ts_request_parse(const char *payload, size_t len, struct ts_request *out, char *err,
                      size_t errlen);
 
+/*
+ * Parses a response payload (what ts_proto_call() received after the header): the object when it
+ * is exactly one JSON object of protocol shape (ts_response_check() >= 0), else NULL.
+ */
+json_object *ts_response_decode(const char *payload, size_t len);
+
 /* {"ok":true} */
 json_object *ts_response_ok(void);
 /* {"ok":false,"error":"..."} */

@@ -28,6 +28,8 @@ const char *ts_root_get(void)
 }
 
 static int vpath(char *buf, size_t len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static int vpath(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	size_t rlen = strlen(root_prefix);
 	int n;

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for the turboschedd.conf parser: any bytes must give either a configuration or
  * a list of messages, never a crash, leak or out-of-bounds access (build with -Dfuzz=true and
- * CC=clang; run ./fuzz_config tests/fuzz/corpus).
+ * CC=clang; run tests/fuzz/run).
  */
 #include <errno.h>
 #include <stddef.h>
