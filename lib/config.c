@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <limits.h>
 #include <pwd.h>
@@ -39,8 +40,7 @@ struct parser {
 	struct ts_diag *diag;
 	ts_user_lookup_fn lookup;
 	const char *file;
-	/* input: either a FILE or a buffer */
-	FILE *fp;
+	/* input: the whole file's text (read at once, see read_config_file()) */
 	const char *buf, *buf_end;
 	char *line;
 	size_t line_cap, line_len;
@@ -554,11 +554,6 @@ static int handler(void *user, const char *section, const char *name, const char
 /* Reads one raw line into p->line; false at end of input. */
 static bool next_raw_line(struct parser *p)
 {
-	if (p->fp) {
-		ssize_t n = getline(&p->line, &p->line_cap, p->fp);
-		p->line_len = n > 0 ? (size_t)n : 0;
-		return n >= 0;
-	}
 	if (p->buf >= p->buf_end)
 		return false;
 	const char *nl = memchr(p->buf, '\n', (size_t)(p->buf_end - p->buf));
@@ -658,30 +653,118 @@ static int add_file_name(struct ts_config *c, const char *name)
 	return 0;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	                     : "not a regular file";
+}
+
+/*
+ * Reads a whole configuration file through one descriptor. O_NONBLOCK: opening a FIFO must not
+ * wait for a writer; anything but a regular file is refused before a byte is read. One open
+ * file means a file renamed over the path meanwhile is never mixed in: this is the old text or
+ * (on the next load) the new one. Returns the text (caller frees; *len bytes, NUL-terminated)
+ * or NULL with the problem added to d.
+ */
+static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+
+	if (fd < 0) {
+		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		diag_add(d, "%s: cannot read: %s, expected a regular file", path,
+		         file_kind(st.st_mode));
+		goto fail;
+	}
+	if (st.st_size > TS_CONFIG_MAX_FILE) {
+		diag_add(d, "%s: file too large (%lld bytes, at most %u): is this the right file?",
+		         path, (long long)st.st_size, TS_CONFIG_MAX_FILE);
+		goto fail;
+	}
+	/* One byte more than allowed tells a file that grew while being read. */
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	if (cap > TS_CONFIG_MAX_FILE + 1)
+		cap = TS_CONFIG_MAX_FILE + 1;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		diag_add(d, "%s: out of memory", path);
+		goto fail;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap > TS_CONFIG_MAX_FILE) {
+				diag_add(d, "%s: file too large (grew past %u bytes while read)",
+				         path, TS_CONFIG_MAX_FILE);
+				goto fail;
+			}
+			size_t ncap = cap * 2 > TS_CONFIG_MAX_FILE + 1 ? TS_CONFIG_MAX_FILE + 1
+			                                                : cap * 2;
+			char *nb = realloc(buf, ncap + 1);
+			if (!nb) {
+				diag_add(d, "%s: out of memory", path);
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			diag_add(d, "%s: read error: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+static void parse_text(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn lookup,
+                       const char *name, const char *text, size_t len)
+{
+	struct parser p = {.cfg = c,
+	                   .diag = d,
+	                   .lookup = lookup,
+	                   .file = name,
+	                   .buf = text,
+	                   .buf_end = text + len};
+
+	if (add_file_name(c, name) != 0)
+		diag_add(d, "%s: out of memory", name);
+	parse_stream(&p);
+}
+
 static void parse_file(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn lookup,
                        const char *path)
 {
-	struct parser p = {.cfg = c, .diag = d, .lookup = lookup, .file = path};
-	struct stat st;
+	size_t len;
+	char *text = read_config_file(d, path, &len);
 
-	p.fp = fopen(path, "re");
-	if (!p.fp) {
-		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
-		return;
-	}
-	/* fopen() of a directory succeeds; reading it gives EISDIR much later, without a file name.
-	 */
-	if (fstat(fileno(p.fp), &st) == 0 && !S_ISREG(st.st_mode)) {
-		diag_add(d, "%s: cannot read: not a regular file", path);
-		fclose(p.fp);
-		return;
-	}
-	if (add_file_name(c, path) != 0)
-		diag_add(d, "%s: out of memory", path);
-	parse_stream(&p);
-	if (ferror(p.fp))
-		diag_add(d, "%s: read error", path);
-	fclose(p.fp);
+	if (text)
+		parse_text(c, d, lookup, path, text, len);
+	free(text);
 }
 
 static int filter_conf(const struct dirent *e)
@@ -770,16 +853,11 @@ int ts_config_parse_buffer(const char *name, const char *text, size_t len, ts_us
                            struct ts_config **out, struct ts_diag *diag)
 {
 	struct ts_config *c = config_new();
-	struct parser p = {.diag = diag, .file = name, .buf = text, .buf_end = text + len};
 
 	memset(diag, 0, sizeof(*diag));
 	if (!c)
 		return -ENOMEM;
-	p.cfg = c;
-	p.lookup = lookup ? lookup : default_lookup;
-	if (add_file_name(c, name) != 0)
-		diag_add(diag, "%s: out of memory", name);
-	parse_stream(&p);
+	parse_text(c, diag, lookup ? lookup : default_lookup, name, text, len);
 	return finish(c, diag, out);
 }
 

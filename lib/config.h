@@ -19,6 +19,8 @@
 const char *ts_config_default_path(void);
 /* Every problem after this many is only counted, so a binary file cannot flood the journal. */
 #define TS_CONFIG_MAX_ERRORS 32
+/* A configuration file larger than this (1 MiB) is refused: it is not a hand-written one. */
+#define TS_CONFIG_MAX_FILE (1024u * 1024u)
 
 struct ts_daemon_settings {
 	unsigned int recheck_interval_ms; /* 0: no periodic re-check */

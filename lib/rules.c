@@ -93,11 +93,14 @@ bool ts_rule_match(const struct ts_rule *r, const struct ts_subject *thread,
 	f->given = r->ncgroup > 0;
 	if (f->given) {
 		f->pattern = match_globs(r->cgroup, r->ncgroup, s->cgroup, FNM_PATHNAME);
-		f->matched = f->pattern != NULL;
+		/* An exclusion cannot be ruled out on a cgroup nobody could read: fail closed. */
+		f->matched = f->pattern != NULL || (r->kind == TS_RULE_EXCLUDE && !s->cgroup);
 	}
 	f = &res->field[TS_FIELD_USER];
 	f->given = r->nuser > 0;
-	for (size_t i = 0; f->given && i < r->nuser; i++) {
+	/* The same for an owner that could not be read. */
+	f->matched = f->given && r->kind == TS_RULE_EXCLUDE && s->uid == (uid_t)-1;
+	for (size_t i = 0; f->given && !f->matched && i < r->nuser; i++) {
 		if (r->uids[i] == s->uid) {
 			f->matched = true;
 			f->pattern = r->user[i];

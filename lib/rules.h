@@ -53,8 +53,12 @@ struct ts_rule {
 /* What a rule is matched against: one thread, or the main thread of its process. */
 struct ts_subject {
 	const char *comm;
-	const char *cgroup; /* NULL when unknown (e.g. no cgroup v2): a cgroup field then fails */
-	uid_t uid;          /* effective uid, like ps's USER column */
+	/*
+	 * NULL when unknown (unreadable): a rule's cgroup field then fails and an exclusion's
+	 * matches, so an unknown attribute can never make a task jitter against an exclusion.
+	 */
+	const char *cgroup;
+	uid_t uid; /* effective uid, like ps's USER column; (uid_t)-1 unknown, as cgroup */
 };
 
 /* Result of matching one field of one rule. */

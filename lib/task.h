@@ -15,7 +15,8 @@
 #include <sys/types.h>
 
 #define TS_COMM_LEN   64
-#define TS_CGROUP_LEN 512
+/* The kernel builds /proc/PID/cgroup lines in a PATH_MAX buffer: every real path fits. */
+#define TS_CGROUP_LEN 4096
 
 /* The fields of /proc/PID/task/TID/stat the project uses. */
 struct ts_stat {
@@ -46,7 +47,7 @@ struct ts_task {
 	int cpu;
 	unsigned int policy;
 	uid_t ruid, euid;           /* from status "Uid:" */
-	char cgroup[TS_CGROUP_LEN]; /* "" when unknown */
+	char cgroup[TS_CGROUP_LEN]; /* "" when unknown (unreadable or longer than the kernel allows) */
 	int jitter; /* from .../sched "jitter": 1, 0, or -1 when the line is absent */
 };
 

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -367,9 +369,181 @@ START_TEST(test_dropin_duplicate_and_unreadable)
 	unlink(dir);
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	ck_assert_int_eq(load(&c, &d), -EINVAL);
-	snprintf(expect, sizeof(expect), "%s: cannot read: not a regular file", dir);
+	snprintf(expect, sizeof(expect), "%s: cannot read: a directory, expected a regular file",
+	         dir);
 	ck_assert_str_eq(d.msgs[0], expect);
 	ts_diag_clear(&d);
+}
+END_TEST
+
+/* The one message of a load that must fail, with "DIR/" standing for the temporary directory. */
+static void assert_load_fails_with(const char *msg)
+{
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	char expect[1024];
+	const char *at = strstr(msg, "DIR/");
+	ck_assert_ptr_nonnull(at);
+	snprintf(expect, sizeof(expect), "%.*s%s/%s", (int)(at - msg), msg, tmpdir, at + 4);
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_uint_eq(d.total, 1);
+	ck_assert_str_eq(d.msgs[0], expect);
+	ts_diag_clear(&d);
+}
+
+static void tmp_path(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, rel);
+}
+
+START_TEST(test_dropin_fifo_does_not_block)
+{
+	/* Opening a FIFO for reading waits for a writer: the load must not (check's timeout). */
+	char p[256];
+	mk_tmp();
+	write_file("turboschedd.conf", "[rule a]\ncomm = a\n", 0644);
+	tmp_path(p, sizeof(p), "conf.d/10-fifo.conf");
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	assert_load_fails_with("DIR/conf.d/10-fifo.conf: cannot read: a FIFO, expected a regular file");
+}
+END_TEST
+
+START_TEST(test_dropin_symlink_loop)
+{
+	char a[256], b[256];
+	mk_tmp();
+	write_file("turboschedd.conf", "[rule a]\ncomm = a\n", 0644);
+	tmp_path(a, sizeof(a), "conf.d/10-a.conf");
+	tmp_path(b, sizeof(b), "conf.d/10-b.conf.off");
+	ck_assert_int_eq(symlink(b, a), 0);
+	ck_assert_int_eq(symlink(a, b), 0);
+	assert_load_fails_with(
+	    "DIR/conf.d/10-a.conf: cannot read: Too many levels of symbolic links");
+	/* A symlinked directory loop as conf.d itself: listed, not followed forever. */
+	char cd[256];
+	tmp_path(cd, sizeof(cd), "conf.d");
+	ck_assert_int_eq(unlink(a), 0);
+	ck_assert_int_eq(unlink(b), 0);
+	ck_assert_int_eq(rmdir(cd), 0);
+	ck_assert_int_eq(symlink(cd, cd), 0);
+	assert_load_fails_with("DIR/conf.d: cannot read directory: Too many levels of symbolic links");
+}
+END_TEST
+
+START_TEST(test_huge_file_refused)
+{
+	/* 50 MB (sparse: no disk used). Refused before reading, with the size and the limit. */
+	char p[256];
+	mk_tmp();
+	tmp_path(p, sizeof(p), "turboschedd.conf");
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ftruncate(fileno(f), 50l * 1024 * 1024), 0);
+	fclose(f);
+	assert_load_fails_with("DIR/turboschedd.conf: file too large (52428800 bytes, at most "
+	                       "1048576): is this the right file?");
+}
+END_TEST
+
+START_TEST(test_binary_file)
+{
+	/* 1 MiB of noise, NUL bytes included, just at the limit: read, refused, messages bounded. */
+	char p[256];
+	mk_tmp();
+	tmp_path(p, sizeof(p), "turboschedd.conf");
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	unsigned int x = 12345;
+	for (unsigned int i = 0; i < TS_CONFIG_MAX_FILE; i++) {
+		x = x * 1103515245u + 12345u;
+		fputc((int)(x >> 16) & 0xff, f);
+	}
+	fclose(f);
+	struct ts_config *c = NULL;
+	struct ts_diag d;
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	ck_assert_uint_eq(d.nmsgs, TS_CONFIG_MAX_ERRORS);
+	ck_assert_uint_gt(d.total, TS_CONFIG_MAX_ERRORS);
+	for (size_t i = 0; i < d.nmsgs; i++)
+		ck_assert_msg(strncmp(d.msgs[i], p, strlen(p)) == 0 && d.msgs[i][strlen(p)] == ':',
+		              "message without FILE:LINE: %s", d.msgs[i]);
+	ts_diag_clear(&d);
+}
+END_TEST
+
+/* Rules r0..r(n-1) named PREFIX-i, each line padded so the file takes many reads. */
+static void write_rules(const char *rel, const char *prefix, int n)
+{
+	char p[256];
+	tmp_path(p, sizeof(p), rel);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "[rule %s-%d]\ncomm = %s%d # %0200d\n", prefix, i, prefix, i, 0);
+	fclose(f);
+}
+
+START_TEST(test_replaced_mid_read)
+{
+	/*
+	 * A child renames two complete files over the configuration, back and forth, as fast as it
+	 * can, while we load it again and again: every load must be entirely one file or entirely
+	 * the other, never a mix, a truncation or an error.
+	 */
+	enum { NA = 1500, NB = 1000, LOADS = 150 };
+	char cur[256];
+	mk_tmp();
+	write_rules("turboschedd.conf", "old", NA);
+	tmp_path(cur, sizeof(cur), "turboschedd.conf");
+	int go[2];
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(go[1]);
+		char tmp[300];
+		snprintf(tmp, sizeof(tmp), "%s/next.conf", tmpdir);
+		for (unsigned long i = 0;; i++) {
+			/* Stop as soon as the parent closes its end. */
+			struct timeval tv = {0, 0};
+			fd_set rs;
+			FD_ZERO(&rs);
+			FD_SET(go[0], &rs);
+			if (select(go[0] + 1, &rs, NULL, NULL, &tv) > 0)
+				_exit(0);
+			write_rules("next.conf", i % 2 ? "old" : "new", i % 2 ? NA : NB);
+			if (rename(tmp, cur) < 0)
+				_exit(1);
+		}
+	}
+	close(go[0]);
+	int olds = 0, news = 0;
+	for (int i = 0; i < LOADS; i++) {
+		struct ts_config *c = NULL;
+		struct ts_diag d;
+		struct ts_config_source src = {.path = cur, .dropin_dir = "", .lookup = fake_lookup};
+		int r = ts_config_load(&src, &c, &d);
+		ck_assert_msg(r == 0, "load %d failed: %s", i, r ? d.msgs[0] : "");
+		bool old = strncmp(c->rules.rules[0].name, "old-", 4) == 0;
+		size_t n = old ? NA : NB;
+		ck_assert_uint_eq(c->rules.nrules, n);
+		for (size_t k = 0; k < n; k++) {
+			char want[32];
+			snprintf(want, sizeof(want), "%s-%zu", old ? "old" : "new", k);
+			ck_assert_str_eq(c->rules.rules[k].name, want);
+		}
+		olds += old;
+		news += !old;
+		ts_config_free(c);
+	}
+	close(go[1]);
+	int st;
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the renaming child failed");
+	/* Both versions were seen, so the renames really raced with the loads. */
+	ck_assert_int_gt(olds, 0);
+	ck_assert_int_gt(news, 0);
 }
 END_TEST
 
@@ -405,6 +579,7 @@ int main(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("config");
+	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_full_example);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_durations);
@@ -422,6 +597,11 @@ int main(void)
 	tcase_add_test(tc, test_all_errors_collected);
 	tcase_add_test(tc, test_dropins_lexical_order);
 	tcase_add_test(tc, test_dropin_duplicate_and_unreadable);
+	tcase_add_test(tc, test_dropin_fifo_does_not_block);
+	tcase_add_test(tc, test_dropin_symlink_loop);
+	tcase_add_test(tc, test_huge_file_refused);
+	tcase_add_test(tc, test_binary_file);
+	tcase_add_test(tc, test_replaced_mid_read);
 	tcase_add_test(tc, test_missing_main_file);
 	tcase_add_test(tc, test_shipped_config_parses);
 	suite_add_tcase(s, tc);

@@ -251,6 +251,42 @@ START_TEST(test_manual_untag_sticks)
 }
 END_TEST
 
+START_TEST(test_overlong_comm_and_cgroup)
+{
+	/* What no kernel writes, a fake /proc can: an 800-character comm full of ") (" and a
+	 * cgroup path longer than PATH_MAX. Nothing overflows; the long cgroup counts as unknown,
+	 * so the cgroup exclusion holds (fail closed) and the comm rule does not tag past it. */
+	static const char text[] = "[rule j]\ncomm = logrotate, x*\n"
+	                           "[exclude crit]\ncgroup = /critical.slice/*\n";
+	struct ts_config *c;
+	struct ts_diag d;
+	ck_assert_int_eq(ts_config_parse_buffer("o.conf", text, sizeof(text) - 1, NULL, &c, &d), 0);
+	engine_free(&eng);
+	engine_init(&eng, c);
+	char comm[801], *cg = malloc(6000);
+	for (int i = 0; i < 800; i++)
+		comm[i] = "x) ("[i % 4];
+	comm[800] = '\0';
+	task(100, 100, comm, 10);
+	task(200, 200, "logrotate", 20);
+	strcpy(cg, "0::/critical.slice/");
+	for (size_t n = strlen(cg); n < 5990; n++)
+		cg[n] = 'a' + (char)(n % 26);
+	strcpy(cg + 5990, "\n");
+	tree_write("proc/200/task/200/cgroup", cg);
+	free(cg);
+	engine_scan(&eng);
+	ck_assert_ptr_nonnull(reg(100)); /* matched on the first 63 characters: "x) (x) ..." */
+	ck_assert_uint_eq(fake_get(100)->util_max, 0);
+	ck_assert_ptr_null(reg(200));
+	ck_assert_uint_eq(fake_get(200)->util_max, 1024);
+	ck_assert_uint_eq(eng.st.failures, 0);
+	engine_free(&eng);
+	engine_init(&eng, cfg);
+	ts_config_free(c);
+}
+END_TEST
+
 /* Fake netlink receive: ENOBUFS first, then nothing. */
 static int recv_calls;
 static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
@@ -345,6 +381,7 @@ int main(void)
 	tcase_add_test(tc, test_restore_all_only_ours);
 	tcase_add_test(tc, test_restore_failure_keeps_entry);
 	tcase_add_test(tc, test_manual_untag_sticks);
+	tcase_add_test(tc, test_overlong_comm_and_cgroup);
 	tcase_add_test(tc, test_enobufs_rescans);
 	tcase_add_test(tc, test_reload);
 	suite_add_tcase(s, tc);

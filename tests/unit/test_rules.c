@@ -166,6 +166,34 @@ START_TEST(test_names)
 }
 END_TEST
 
+START_TEST(test_unknown_attributes_fail_closed)
+{
+	static const char text[] = "[rule j]\ncomm = logrotate\n"
+	                           "[rule by-cgroup]\ncgroup = /batch.slice/*\n"
+	                           "[exclude crit]\ncomm = logrotate\ncgroup = /critical.slice/*\n"
+	                           "[exclude root]\ncomm = logrotate\nuser = 0\n";
+	struct ts_config *c;
+	struct ts_diag d;
+	ck_assert_int_eq(ts_config_parse_buffer("u.conf", text, sizeof(text) - 1, NULL, &c, &d), 0);
+	struct ts_subject known = {"logrotate", "/batch.slice/x", 1000};
+	ck_assert_int_eq(ts_ruleset_match(&c->rules, &known, &known).kind, TS_VERDICT_TAG);
+	/* Cgroup unreadable (or longer than any real one): the exclusion cannot be ruled out. */
+	struct ts_subject nocg = {"logrotate", NULL, 1000};
+	struct ts_verdict v = ts_ruleset_match(&c->rules, &nocg, &nocg);
+	ck_assert_int_eq(v.kind, TS_VERDICT_EXCLUDED);
+	ck_assert_str_eq(v.rule->name, "crit");
+	/* ... while a rule's cgroup key never matches an unknown cgroup. */
+	struct ts_subject other = {"bash", NULL, 1000};
+	ck_assert_int_eq(ts_ruleset_match(&c->rules, &other, &other).kind, TS_VERDICT_NONE);
+	/* Owner unreadable: the same. */
+	struct ts_subject nouid = {"logrotate", "/batch.slice/x", (uid_t)-1};
+	v = ts_ruleset_match(&c->rules, &nouid, &nouid);
+	ck_assert_int_eq(v.kind, TS_VERDICT_EXCLUDED);
+	ck_assert_str_eq(v.rule->name, "root");
+	ts_config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rules");
@@ -179,6 +207,7 @@ int main(void)
 	tcase_add_test(tc, test_explain_results);
 	tcase_add_test(tc, test_subject_from_task);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_unknown_attributes_fail_closed);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
