@@ -22,6 +22,8 @@ static void client_close(struct control_client *cl)
 		return;
 	loop_del(cl->ctl->loop, &cl->src);
 	close(cl->src.fd);
+	if (cl->pidfd >= 0)
+		close(cl->pidfd);
 	free(cl->in);
 	free(cl->out);
 	struct control *c = cl->ctl;
@@ -49,11 +51,13 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 		log_debug("bad request from pid %d: %s", (int)cl->peer.pid, err);
 		return ts_response_error("%s", err);
 	}
-	if (ts_cmd_is_change(req.cmd) && !c->may_change(cl->peer.pid, cl->peer.uid)) {
+	if (ts_cmd_is_change(req.cmd) && !c->may_change(cl->peer.pid, cl->pidfd, cl->peer.uid)) {
 		c->st.refused++;
-		log_warning("refused '%s' from pid %d (uid %u): needs root or CAP_SYS_NICE",
+		log_warning("refused '%s' from pid %d (uid %u): it holds neither root nor "
+		            "CAP_SYS_NICE",
 		            ts_cmd_name(req.cmd), (int)cl->peer.pid, (unsigned)cl->peer.uid);
-		return ts_response_error("permission denied: '%s' needs root or CAP_SYS_NICE",
+		return ts_response_error("permission denied: '%s' needs root or CAP_SYS_NICE (run "
+		                         "it with sudo); status, tasks, explain and rules need none",
 		                         ts_cmd_name(req.cmd));
 	}
 	c->st.served++;
@@ -118,6 +122,42 @@ static void client_cb(struct loop_source *src, uint32_t events)
 		client_read(cl);
 }
 
+/* Tells a client why it is dropped, best effort: one small frame into an empty socket buffer. */
+static void send_refusal(int fd, const char *why)
+{
+	size_t len;
+	uint8_t *buf = ts_frame_encode_error(why, &len);
+	if (buf)
+		(void)!send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	free(buf);
+}
+
+/*
+ * A free slot, or the one of the client that has been connected longest without sending a whole
+ * request (dropped with a reason), or NULL when every client is being answered. A flood of idle
+ * connections so cannot lock out a client that speaks at once.
+ */
+static struct control_client *free_slot(struct control *c)
+{
+	struct control_client *oldest = NULL;
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *cl = &c->clients[i];
+		if (!cl->used)
+			return cl;
+		if (!cl->out && (!oldest || cl->deadline < oldest->deadline))
+			oldest = cl;
+	}
+	if (oldest) {
+		c->st.evicted++;
+		log_debug("dropping idle control client pid %d: %d clients connected",
+		          (int)oldest->peer.pid, CONTROL_MAX_CLIENTS);
+		send_refusal(oldest->src.fd, "dropped: too many clients connected and this one sent "
+		                             "no request; connect again and send the request at once");
+		client_close(oldest);
+	}
+	return oldest;
+}
+
 static void accept_cb(struct loop_source *src, uint32_t events)
 {
 	struct control *c = src->data;
@@ -127,28 +167,30 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 		int fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct control_client *cl = NULL;
-		for (size_t i = 0; i < CONTROL_MAX_CLIENTS && !cl; i++)
-			if (!c->clients[i].used)
-				cl = &c->clients[i];
+		struct control_client *cl = free_slot(c);
 		socklen_t l = sizeof(struct ucred);
 		struct ucred peer;
 		if (!cl || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &l) < 0) {
-			/* Full: a flood of idle clients must not exhaust our descriptors. */
+			/* Every slot busy answering: a flood must not exhaust our descriptors. */
 			c->st.rejected++;
+			send_refusal(fd, "turboschedd is busy: too many clients connected; try again");
 			close(fd);
 			continue;
 		}
 		cl->used = true;
 		cl->ctl = c;
 		cl->peer = peer;
+		cl->pidfd = privs_peer_pidfd(fd);
 		cl->in = malloc(IN_CAP);
 		cl->src = (struct loop_source){.fd = fd, .cb = client_cb, .data = cl};
 		cl->deadline = loop_now_ms() + c->timeout_ms;
 		if (!cl->in || loop_add(c->loop, &cl->src, EPOLLIN) < 0) {
 			free(cl->in);
 			close(fd);
+			if (cl->pidfd >= 0)
+				close(cl->pidfd);
 			memset(cl, 0, sizeof(*cl));
+			cl->ctl = c;
 		}
 	}
 }
@@ -228,7 +270,7 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, 0666) < 0 || /* anyone may ask; changes are checked per request */
-	    listen(fd, 16) < 0) {
+	    listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

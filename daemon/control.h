@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The control socket server: non-blocking, one request and one response per connection, bounded
- * sizes, a deadline per client (one that never speaks or never reads is dropped), and the
- * permission check for changes (SO_PEERCRED, then privs_peer_may_change()).
+ * sizes, a deadline per client (one that never speaks or never reads is dropped), at most
+ * CONTROL_MAX_CLIENTS at once (when full, the longest-connected client that has not sent a whole
+ * request is dropped with a reason, so idle connections cannot lock out one that speaks), and the
+ * permission check for changes (SO_PEERCRED + SO_PEERPIDFD, then privs_peer_may_change()).
  */
 #ifndef TSD_CONTROL_H
 #define TSD_CONTROL_H
@@ -27,6 +29,7 @@ struct control_client {
 	struct loop_source src;
 	struct control *ctl;
 	struct ucred peer;
+	int pidfd; /* the peer process as a pidfd (SO_PEERPIDFD), -1 when the kernel has none */
 	uint8_t *in;
 	size_t inlen;
 	uint8_t *out;
@@ -36,7 +39,8 @@ struct control_client {
 };
 
 struct control_stats {
-	unsigned long long served, refused, timeouts, rejected;
+	/* rejected: turned away, all slots answering; evicted: idle, dropped for a new client */
+	unsigned long long served, refused, timeouts, rejected, evicted;
 };
 
 struct control {
@@ -47,7 +51,7 @@ struct control {
 	void *ctx;
 	int timeout_ms;
 	/* Permission for changes; privs_peer_may_change() unless a test replaces it. */
-	bool (*may_change)(pid_t pid, uid_t uid);
+	bool (*may_change)(pid_t pid, int pidfd, uid_t uid);
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 	struct control_stats st;
 };

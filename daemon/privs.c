@@ -3,49 +3,84 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "util.h"
 
-int privs_drop(void)
+/* asm-generic value (x86_64, arm64, ppc64le, ...); Debian 12's headers predate Linux 6.5. */
+#ifndef SO_PEERPIDFD
+#if defined(__alpha__) || defined(__mips__) || defined(__hppa__) || defined(__sparc__)
+#error "SO_PEERPIDFD: this architecture numbers socket options differently; define it"
+#endif
+#define SO_PEERPIDFD 77
+#endif
+
+int privs_plan(cap_t cur, cap_t *want, bool *drop_bound)
 {
-	cap_t cur = cap_get_proc(), want = cap_init();
 	cap_value_t keep = CAP_SYS_NICE;
 	cap_flag_value_t have = CAP_CLEAR, setpcap = CAP_CLEAR;
-	int r = 0;
 
-	if (!cur || !want) {
-		r = -ENOMEM;
-		goto out;
-	}
+	*want = cap_init();
+	if (!*want)
+		return -ENOMEM;
 	cap_get_flag(cur, CAP_SYS_NICE, CAP_PERMITTED, &have);
 	cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
+	*drop_bound = setpcap == CAP_SET;
+	if (have == CAP_SET && (cap_set_flag(*want, CAP_EFFECTIVE, 1, &keep, CAP_SET) < 0 ||
+	                        cap_set_flag(*want, CAP_PERMITTED, 1, &keep, CAP_SET) < 0)) {
+		int r = -errno;
+		cap_free(*want);
+		*want = NULL;
+		return r;
+	}
+	return 0;
+}
+
+int privs_drop(void)
+{
+	cap_t cur = cap_get_proc(), want = NULL;
+	bool drop_bound;
+	int r;
+
+	if (!cur)
+		return -ENOMEM;
+	r = privs_plan(cur, &want, &drop_bound);
+	if (r < 0)
+		goto out;
 	/* The bounding set goes first: dropping from it needs CAP_SETPCAP, which goes next. */
-	if (setpcap == CAP_SET) {
-		for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
-			if (c != CAP_SYS_NICE && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0) {
-				r = -errno;
-				log_warning("cannot drop capability %d from the bounding set: %s",
-				            c, strerror(errno));
-				goto out;
-			}
+	for (cap_value_t c = 0; drop_bound && c <= CAP_LAST_CAP; c++) {
+		if (c != CAP_SYS_NICE && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0) {
+			r = -errno;
+			log_warning("cannot drop capability %d from the bounding set: %s", c,
+			            strerror(errno));
+			goto out;
 		}
 	}
-	if (have == CAP_SET && (cap_set_flag(want, CAP_EFFECTIVE, 1, &keep, CAP_SET) < 0 ||
-	                        cap_set_flag(want, CAP_PERMITTED, 1, &keep, CAP_SET) < 0)) {
-		r = -errno;
-		goto out;
-	}
+	/* No inheritable capabilities: the kernel then clears the ambient set as well. */
 	if (cap_set_proc(want) < 0) {
 		r = -errno;
 		goto out;
 	}
-	if (have != CAP_SET)
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
+		r = -errno;
+		goto out;
+	}
+	/* Nothing the daemon could ever exec gains privileges (systemd sets it too). */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		r = -errno;
+		goto out;
+	}
+	cap_flag_value_t nice = CAP_CLEAR;
+	cap_get_flag(want, CAP_SYS_NICE, CAP_EFFECTIVE, &nice);
+	if (nice != CAP_SET)
 		log_notice("running without CAP_SYS_NICE: only tasks of uid %u can be tagged",
 		           (unsigned)getuid());
 out:
@@ -69,16 +104,53 @@ int privs_parse_capeff(const char *status, unsigned long long *out)
 	return 0;
 }
 
-bool privs_peer_may_change(pid_t pid, uid_t uid)
+int privs_peer_pidfd(int sock)
+{
+	int pidfd = -1;
+	socklen_t l = sizeof(pidfd);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) == 0 && pidfd >= 0)
+		return pidfd;
+	return errno == ENOPROTOOPT ? PRIVS_NO_PIDFD : -ESRCH;
+}
+
+int privs_pidfd_pid(int pidfd)
+{
+	char path[64], *info = NULL;
+	long long pid = -1;
+
+	/* The daemon's own descriptor: the real /proc, never the test root. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (ts_read_file(path, &info) < 0)
+		return -ESRCH;
+	const char *p = strstr(info, "\nPid:");
+	if (p)
+		pid = strtoll(p + 5, NULL, 10);
+	free(info);
+	return pid > 0 ? (int)pid : -ESRCH;
+}
+
+/* Whether the pidfd's process still exists (a zombie does: its PID is not free yet). */
+static bool pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
+bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid)
 {
 	char *status = NULL;
 	unsigned long long eff;
 
 	if (uid == 0)
 		return true;
+	if (pidfd >= 0)
+		pid = privs_pidfd_pid(pidfd);
+	else if (pidfd != PRIVS_NO_PIDFD)
+		return false; /* the peer exited before it was even accepted */
 	if (pid <= 0 || ts_read_pathf(&status, "/proc/%d/status", (int)pid) < 0)
 		return false;
 	bool ok = privs_parse_capeff(status, &eff) == 0 && (eff >> CAP_SYS_NICE) & 1;
 	free(status);
-	return ok;
+	/* The status read was of our peer only if it still lives now. */
+	return ok && (pidfd < 0 || pidfd_alive(pidfd));
 }

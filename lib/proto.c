@@ -81,6 +81,14 @@ uint8_t *ts_frame_encode(json_object *obj, size_t *len)
 	return buf;
 }
 
+uint8_t *ts_frame_encode_error(const char *msg, size_t *len)
+{
+	json_object *o = ts_response_error("%s", msg);
+	uint8_t *buf = ts_frame_encode(o, len);
+	json_object_put(o);
+	return buf;
+}
+
 json_object *ts_request_to_json(const struct ts_request *r)
 {
 	json_object *o = json_object_new_object();

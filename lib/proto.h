@@ -66,6 +66,9 @@ int ts_frame_complete(const uint8_t *buf, size_t len, size_t max, size_t *payloa
 /* Header + JSON text of obj in one malloc'd buffer. NULL on allocation failure. */
 uint8_t *ts_frame_encode(json_object *obj, size_t *len);
 
+/* ts_frame_encode() of {"ok":false,"error":msg}: a refusal sent before closing. */
+uint8_t *ts_frame_encode_error(const char *msg, size_t *len);
+
 /* The request as a JSON object (caller puts it). */
 json_object *ts_request_to_json(const struct ts_request *r);
 /*

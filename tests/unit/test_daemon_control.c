@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/capability.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -19,6 +22,7 @@
 #include "helpers.h"
 #include "log.h"
 #include "privs.h"
+#include "util.h"
 
 static struct loop loop;
 static struct control ctl;
@@ -44,9 +48,10 @@ static json_object *echo_handler(void *ctx, const struct ts_request *req, const 
 	return o;
 }
 
-static bool deny(pid_t pid, uid_t uid)
+static bool deny(pid_t pid, int pidfd, uid_t uid)
 {
 	(void)pid;
+	(void)pidfd;
 	(void)uid;
 	return false;
 }
@@ -128,7 +133,8 @@ START_TEST(test_change_refused_and_logged)
 	send_raw(fd, req, (uint32_t)strlen(req));
 	ck_assert_str_eq(response(fd),
 	                 "{\"ok\":false,\"error\":\"permission denied: 'reload' needs "
-	                 "root or CAP_SYS_NICE\"}");
+	                 "root or CAP_SYS_NICE (run it with sudo); status, tasks, explain and "
+	                 "rules need none\"}");
 	ck_assert_int_eq(handled, 0);
 	ck_assert_uint_eq(ctl.st.refused, 1);
 	ck_assert_int_eq(warnings, 1);
@@ -172,8 +178,12 @@ START_TEST(test_silent_client_times_out_without_blocking)
 	send_raw(fd, req, (uint32_t)strlen(req));
 	ck_assert_ptr_nonnull(response(fd));
 	close(fd);
-	usleep(60000);
-	control_expire(&ctl, loop_now_ms());
+	/* The loop's own timeout wakes it at the deadline; no sleeping here. */
+	long long end = loop_now_ms() + 2000;
+	while (ctl.st.timeouts == 0 && loop_now_ms() < end) {
+		loop_run_once(&loop, control_next_timeout(&ctl, loop_now_ms()));
+		control_expire(&ctl, loop_now_ms());
+	}
 	ck_assert_uint_eq(ctl.st.timeouts, 1);
 	char c;
 	ck_assert_int_eq(read(silent, &c, 1), 0); /* dropped */
@@ -182,21 +192,165 @@ START_TEST(test_silent_client_times_out_without_blocking)
 }
 END_TEST
 
+/* Reads a whole frame from fd within ms (no loop run: the server side is another process or
+ * already done); the payload text, or NULL on EOF/timeout. */
+static char *read_frame(int fd, int ms, char *buf, size_t cap)
+{
+	size_t have = 0, plen = 0;
+	long long end = loop_now_ms() + ms;
+	while (loop_now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, (int)(end - loop_now_ms())) <= 0)
+			continue;
+		ssize_t n = read(fd, buf + have, cap - 1 - have);
+		if (n <= 0)
+			return NULL;
+		have += (size_t)n;
+		if (ts_frame_complete((uint8_t *)buf, have, cap - 5, &plen) == 1) {
+			buf[4 + plen] = '\0';
+			return buf + 4;
+		}
+	}
+	return NULL;
+}
+
+static size_t clients_used(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		n += ctl.clients[i].used;
+	return n;
+}
+
 START_TEST(test_client_limit)
 {
 	int fds[CONTROL_MAX_CLIENTS + 1];
+	char buf[512];
 	/* Accept as we go: a full listen backlog would block connect(). */
 	for (int i = 0; i <= CONTROL_MAX_CLIENTS; i++) {
 		fds[i] = connect_client();
-		loop_run_once(&loop, 10);
+		long long end = loop_now_ms() + 2000;
+		while (clients_used() + ctl.st.evicted < (size_t)i + 1 && loop_now_ms() < end)
+			loop_run_once(&loop, 10);
 	}
-	for (int i = 0; i < 5; i++)
-		loop_run_once(&loop, 10);
-	ck_assert_uint_eq(ctl.st.rejected, 1);
-	char c;
-	ck_assert_int_eq(read(fds[CONTROL_MAX_CLIENTS], &c, 1), 0);
+	/* Full: the longest-connected silent client made room for the newest, and was told. */
+	ck_assert_uint_eq(ctl.st.evicted, 1);
+	ck_assert_uint_eq(ctl.st.rejected, 0);
+	ck_assert_str_eq(read_frame(fds[0], 1000, buf, sizeof(buf)),
+	                 "{\"ok\":false,\"error\":\"dropped: too many clients connected and this "
+	                 "one sent no request; connect again and send the request at once\"}");
+	/* The newest is served. */
+	const char *req = "{\"v\":1,\"cmd\":\"status\"}";
+	send_raw(fds[CONTROL_MAX_CLIENTS], req, (uint32_t)strlen(req));
+	ck_assert_str_eq(response(fds[CONTROL_MAX_CLIENTS]), "{\"ok\":true,\"cmd\":\"status\"}");
 	for (int i = 0; i <= CONTROL_MAX_CLIENTS; i++)
 		close(fds[i]);
+}
+END_TEST
+
+/* The ways a hostile or broken client can talk, one per bad client. */
+static void misbehave(int fd, int kind)
+{
+	static const char garbage[] = "\xff\xfe{\"v\":1,\"cmd\":\"status\"";
+	uint8_t h[4];
+	switch (kind % 6) {
+	case 0: /* connects and never speaks */
+		break;
+	case 1: /* half a header */
+		(void)!write(fd, "\0\0", 2);
+		break;
+	case 2: /* announces 4 GiB */
+		ts_frame_put_len(h, UINT32_MAX);
+		(void)!write(fd, h, 4);
+		break;
+	case 3: /* a frame of garbage */
+		ts_frame_put_len(h, sizeof(garbage) - 1);
+		(void)!write(fd, h, 4);
+		(void)!write(fd, garbage, sizeof(garbage) - 1);
+		break;
+	case 4: /* a header announcing more than it sends (slow loris) */
+		ts_frame_put_len(h, 1000);
+		(void)!write(fd, h, 4);
+		(void)!write(fd, "{\"v\":", 5);
+		break;
+	case 5: /* sends a request and never reads the answer, then hangs up */
+		send_raw(fd, "{\"v\":1,\"cmd\":\"rules\"}", 21);
+		shutdown(fd, SHUT_RD);
+		break;
+	}
+}
+
+START_TEST(test_many_bad_clients_do_not_block)
+{
+	/*
+	 * 200 misbehaving clients connect at once; meanwhile a well-behaved client in another
+	 * process must get its answer within 2 s, the event loop never stalls, and every bad
+	 * client ends with an answer or a hang-up once its 300 ms are up.
+	 */
+	enum { NBAD = 200, DEADLINE_MS = 2000 };
+	int bad[NBAD];
+	ctl.timeout_ms = 300;
+	for (int i = 0; i < NBAD; i++) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		strcpy(sa.sun_path, path);
+		bad[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ck_assert_int_ge(bad[i], 0);
+		int r = connect(bad[i], (struct sockaddr *)&sa, sizeof(sa));
+		ck_assert_msg(r == 0, "bad client %d: connect: %s", i, strerror(errno));
+		/* Every kind of misbehaviour, and the last 64 hold their slots (silent, slow). */
+		misbehave(bad[i], i < NBAD - 64 ? i : i % 2 ? 0 : 4);
+		loop_run_once(&loop, 0);
+	}
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct ts_request q = {.cmd = TS_CMD_STATUS};
+		json_object *resp;
+		int r = ts_proto_call(path, &q, DEADLINE_MS, &resp);
+		_exit(r == 0 && ts_response_check(resp, NULL) == 0 ? 0 : 10 - r);
+	}
+	int st = 0;
+	long long start = loop_now_ms(), worst = 0;
+	pid_t w = 0;
+	while (w == 0 && loop_now_ms() - start < DEADLINE_MS + 1000) {
+		long long t0 = loop_now_ms();
+		int to = control_next_timeout(&ctl, t0);
+		loop_run_once(&loop, to < 0 || to > 20 ? 20 : to);
+		control_expire(&ctl, loop_now_ms());
+		if (loop_now_ms() - t0 > worst)
+			worst = loop_now_ms() - t0;
+		w = waitpid(child, &st, WNOHANG);
+	}
+	if (w == 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &st, 0);
+		ck_abort_msg("the good client got no answer in %d ms", DEADLINE_MS + 1000);
+	}
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	              "the good client failed (exit %d): its query was not answered",
+	              WEXITSTATUS(st));
+	/* Now every bad client is answered or dropped by its deadline. */
+	size_t finished = 0;
+	long long end = loop_now_ms() + 5 * ctl.timeout_ms;
+	while (finished < NBAD && loop_now_ms() < end) {
+		int to = control_next_timeout(&ctl, loop_now_ms());
+		loop_run_once(&loop, to < 0 || to > 20 ? 20 : to);
+		control_expire(&ctl, loop_now_ms());
+		finished = 0;
+		for (int i = 0; i < NBAD; i++) {
+			char b[4096];
+			ssize_t n;
+			while ((n = read(bad[i], b, sizeof(b))) > 0)
+				;
+			finished += n == 0 || (n < 0 && errno != EAGAIN);
+		}
+	}
+	ck_assert_uint_eq(finished, NBAD);
+	ck_assert_int_eq(control_next_timeout(&ctl, loop_now_ms()), -1);
+	ck_assert_uint_ge(ctl.st.served, 1);
+	ck_assert_msg(worst < 200, "one loop round took %lld ms", worst);
+	for (int i = 0; i < NBAD; i++)
+		close(bad[i]);
 }
 END_TEST
 
@@ -220,12 +374,168 @@ START_TEST(test_peer_capabilities)
 	tree_write("proc/300/status", "Name:\tnice\nUid:\t1000\nCapEff:\t0000000000800000\n");
 	tree_write("proc/301/status", "Name:\tplain\nUid:\t1000\nCapEff:\t0000000000000000\n");
 	tree_write("proc/302/status", "Name:\tadmin\nUid:\t1000\nCapEff:\t000001ffffffffff\n");
-	ck_assert(privs_peer_may_change(300, 1000));
-	ck_assert(!privs_peer_may_change(301, 1000));
-	ck_assert(privs_peer_may_change(302, 1000));
-	ck_assert(!privs_peer_may_change(999, 1000)); /* gone: no */
-	ck_assert(privs_peer_may_change(999, 0));     /* root: yes */
+	ck_assert(privs_peer_may_change(300, PRIVS_NO_PIDFD, 1000));
+	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 1000));
+	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 1000));
+	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 1000)); /* gone: no */
+	ck_assert(privs_peer_may_change(999, -ESRCH, 0));     /* root: yes */
 	tree_free();
+}
+END_TEST
+
+static void status_capeff(pid_t pid, const char *capeff)
+{
+	char rel[64], text[128];
+	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
+	snprintf(text, sizeof(text), "Name:\tpeer\nUid:\t1000\nCapEff:\t%s\n", capeff);
+	tree_write(rel, text);
+}
+
+/* A child that connects to lpath and stays until its pipe closes (exit_now: leaves at once). */
+static pid_t peer_child(const char *lpath, int *hold, bool exit_now)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		close(p[1]);
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		strcpy(sa.sun_path, lpath);
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			_exit(1);
+		char x;
+		if (!exit_now)
+			(void)!read(p[0], &x, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	*hold = p[1];
+	return c;
+}
+
+START_TEST(test_peer_pidfd_defeats_pid_reuse)
+{
+	char lpath[108];
+	snprintf(lpath, sizeof(lpath), "/tmp/ts-pidfd-%d", getpid());
+	unlink(lpath);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, lpath);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(l, 4), 0);
+	tree_new();
+
+	int hold, st;
+	pid_t a = peer_child(lpath, &hold, false);
+	int conn = accept(l, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	int pidfd = privs_peer_pidfd(conn);
+	if (pidfd == PRIVS_NO_PIDFD) {
+		/* A kernel before 6.5: the documented fallback, nothing more to prove here. */
+		close(hold);
+		waitpid(a, &st, 0);
+		tree_free();
+		return;
+	}
+	ck_assert_int_ge(pidfd, 0);
+	ck_assert_int_eq(privs_pidfd_pid(pidfd), a);
+	/* The PID comes from the pidfd, not from what the caller passes. */
+	status_capeff(a, "0000000000800000");
+	ck_assert(privs_peer_may_change(1, pidfd, 1000));
+	status_capeff(a, "0000000000000000");
+	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	/* The peer exits and is reaped; its PID now "belongs" to a privileged process. */
+	status_capeff(a, "000001ffffffffff");
+	close(hold);
+	ck_assert_int_eq(waitpid(a, &st, 0), a);
+	ck_assert_int_eq(privs_pidfd_pid(pidfd), -ESRCH);
+	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	/* What a bare PID would have allowed: the race SO_PEERPIDFD closes. */
+	ck_assert(privs_peer_may_change(a, PRIVS_NO_PIDFD, 1000));
+	close(pidfd);
+	close(conn);
+
+	/* A peer gone before it was accepted never may change anything. */
+	pid_t b = peer_child(lpath, &hold, true);
+	ck_assert_int_eq(waitpid(b, &st, 0), b);
+	conn = accept(l, NULL, NULL);
+	ck_assert_int_ge(conn, 0);
+	status_capeff(b, "000001ffffffffff");
+	pidfd = privs_peer_pidfd(conn);
+	ck_assert(!privs_peer_may_change(b, pidfd, 1000));
+	if (pidfd >= 0)
+		close(pidfd);
+	close(conn);
+	close(hold);
+	close(l);
+	unlink(lpath);
+	tree_free();
+}
+END_TEST
+
+static cap_t plan_for(const char *caps, bool *drop_bound)
+{
+	cap_t cur = cap_from_text(caps), want = NULL;
+	ck_assert_ptr_nonnull(cur);
+	ck_assert_int_eq(privs_plan(cur, &want, drop_bound), 0);
+	cap_free(cur);
+	return want;
+}
+
+static void assert_plan(const char *caps, const char *want_text, bool want_bound)
+{
+	bool bound;
+	cap_t want = plan_for(caps, &bound), expect = cap_from_text(want_text);
+	char *got = cap_to_text(want, NULL);
+	ck_assert_msg(cap_compare(want, expect) == 0, "from '%s': planned '%s', expected '%s'",
+	              caps, got, want_text);
+	ck_assert_int_eq(bound, want_bound);
+	cap_free(got);
+	cap_free(want);
+	cap_free(expect);
+}
+
+START_TEST(test_capability_plan)
+{
+	/* systemd's start: CAP_SYS_NICE ambient, so effective, permitted and inheritable. */
+	assert_plan("cap_sys_nice=eip", "cap_sys_nice=ep", false);
+	/* Started as root by hand: everything; keep one, and cut the bounding set. */
+	assert_plan("all=ep", "cap_sys_nice=ep", true);
+	assert_plan("cap_sys_nice,cap_net_admin,cap_setpcap=ep cap_sys_admin=i", "cap_sys_nice=ep",
+	            true);
+	/* Permitted but not effective is still ours to keep. */
+	assert_plan("cap_sys_nice=p", "cap_sys_nice=ep", false);
+	/* Without CAP_SYS_NICE nothing is asked for. */
+	assert_plan("=", "=", false);
+	assert_plan("cap_net_admin=eip", "=", false);
+}
+END_TEST
+
+static unsigned long long status_hex(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+	ck_assert_msg(p != NULL, "no %s in /proc/self/status", key);
+	return strtoull(p + strlen(key), NULL, 16);
+}
+
+START_TEST(test_capability_drop_applied)
+{
+	/* This test's own process (forked by check): whatever it held, after the drop only
+	 * CAP_SYS_NICE may be left, nothing inheritable or ambient, and no_new_privs is set. */
+	char *st;
+	ck_assert_int_eq(privs_drop(), 0);
+	ck_assert_int_eq(ts_read_file("/proc/self/status", &st), 0);
+	unsigned long long nice = 1ull << CAP_SYS_NICE;
+	ck_assert_uint_eq(status_hex(st, "\nCapEff:\t") & ~nice, 0);
+	ck_assert_uint_eq(status_hex(st, "\nCapPrm:\t") & ~nice, 0);
+	ck_assert_uint_eq(status_hex(st, "\nCapInh:\t"), 0);
+	ck_assert_uint_eq(status_hex(st, "\nCapAmb:\t"), 0);
+	ck_assert_uint_eq(status_hex(st, "\nNoNewPrivs:\t"), 1);
+	if (geteuid() == 0) /* root had CAP_SETPCAP: the bounding set is cut too */
+		ck_assert_uint_eq(status_hex(st, "\nCapBnd:\t"), nice);
+	free(st);
 }
 END_TEST
 
@@ -307,8 +617,12 @@ int main(void)
 	tcase_add_test(tc, test_malformed_and_oversized);
 	tcase_add_test(tc, test_silent_client_times_out_without_blocking);
 	tcase_add_test(tc, test_client_limit);
+	tcase_add_test(tc, test_many_bad_clients_do_not_block);
 	tcase_add_test(tc, test_second_daemon_refused);
 	tcase_add_test(tc, test_peer_capabilities);
+	tcase_add_test(tc, test_peer_pidfd_defeats_pid_reuse);
+	tcase_add_test(tc, test_capability_plan);
+	tcase_add_test(tc, test_capability_drop_applied);
 	tcase_add_test(tc, test_daemon_commands);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
