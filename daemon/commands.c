@@ -56,28 +56,12 @@ static json_object *cmd_status(struct daemon *d)
 	return o;
 }
 
-/* The shape turboschedctl's daemon_registry_from_json() reads (cli/daemon.h). */
-static json_object *entry_json(const struct reg_entry *e)
-{
-	json_object *t = json_object_new_object();
-	ADD(t, "tid", json_object_new_int(e->tid));
-	ADD(t, "tgid", json_object_new_int(e->tgid));
-	ADD(t, "starttime", json_object_new_uint64(e->starttime));
-	ADD(t, "rule", json_object_new_string(e->rule));
-	ADD(t, "how", json_object_new_string(registry_how_name(e->how)));
-	ADD(t, "since", json_object_new_int64(e->since));
-	ADD(t, "util_min", json_object_new_int64(e->prev.util_min));
-	ADD(t, "util_max", json_object_new_int64(e->prev.util_max));
-	ADD(t, "min_lowered", json_object_new_boolean(e->prev.min_lowered));
-	return t;
-}
-
 static json_object *cmd_tasks(struct daemon *d)
 {
 	json_object *o = ts_response_ok(), *a = json_object_new_array();
 	for (size_t i = 0; i < d->eng.reg.n; i++)
 		if (d->eng.reg.v[i].how != REG_MANUAL_UNTAG)
-			json_object_array_add(a, entry_json(&d->eng.reg.v[i]));
+			json_object_array_add(a, registry_entry_to_json(&d->eng.reg.v[i]));
 	ADD(o, "tasks", a);
 	return o;
 }
@@ -99,7 +83,7 @@ static json_object *cmd_explain(struct daemon *d, pid_t pid)
 	 */
 	struct reg_entry *e = registry_find(&d->eng.reg, pid);
 	if (e && ts_task_starttime(0, pid, &starttime) == 0 && e->starttime == starttime)
-		st = entry_json(e);
+		st = registry_entry_to_json(e);
 	else
 		st = NULL;
 	ADD(o, "registry", st);

@@ -232,7 +232,9 @@ static void make_parent(const char *path)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		(void)mkdir(dir, 0755);
+		/* Clients of every user must reach the socket, whatever the umask. */
+		if (mkdir(dir, 0755) == 0)
+			(void)chmod(dir, 0755);
 		*p = '/';
 	}
 }

@@ -43,6 +43,49 @@ void daemon_proc_events(struct daemon *d, int fd)
 	}
 }
 
+size_t daemon_adopt(struct daemon *d)
+{
+	struct registry saved = {0};
+	struct registry_load_report rep;
+
+	if (!d->registry_path)
+		return 0;
+	int r = registry_load(&saved, d->registry_path, &rep);
+	if (r == -EINVAL)
+		log_warning("registry %s is unusable (%s); ignoring it: tags a previous run left "
+		            "are now treated as external and not restored on stop (untag them with "
+		            "turboschedctl untag PID)",
+		            d->registry_path, rep.why);
+	else if (r < 0)
+		log_warning("cannot read the registry %s: %s; ignoring it (tags a previous run left "
+		            "are treated as external)",
+		            d->registry_path, strerror(-r));
+	if (rep.bad)
+		log_warning("registry %s: %zu malformed entries skipped", d->registry_path, rep.bad);
+	struct adopt_stats st = engine_adopt(&d->eng, &saved);
+	registry_free(&saved);
+	if (st.adopted || st.dropped)
+		log_info("registry %s: adopted %zu tasks tagged before the restart, dropped %zu "
+		         "(exited, reused or re-clamped meanwhile)",
+		         d->registry_path, st.adopted, st.dropped);
+	d->eng.reg.dirty = true; /* rewrite it: what was dropped must not come back */
+	return st.adopted;
+}
+
+void daemon_persist(struct daemon *d)
+{
+	if (!d->registry_path || !d->eng.reg.dirty)
+		return;
+	int r = registry_save(&d->eng.reg, d->registry_path);
+	if (r < 0 && r != d->registry_err)
+		log_warning("cannot save the registry to %s: %s; after a crash the tags of this run "
+		            "would be treated as external",
+		            d->registry_path, strerror(-r));
+	else if (r == 0 && d->registry_err)
+		log_info("registry %s saved again", d->registry_path);
+	d->registry_err = r;
+}
+
 void daemon_update_status(const struct daemon *d)
 {
 	size_t tagged = registry_count_tagged(&d->eng.reg);

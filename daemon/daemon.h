@@ -21,6 +21,7 @@ struct daemon {
 	ts_user_lookup_fn lookup; /* NULL: getpwnam_r (tests inject) */
 	bool debug;               /* --debug: log level fixed at debug */
 	int recheck_fd;           /* timerfd of the periodic re-check, -1 if none */
+	const char *registry_path; /* the registry file (registry.h); NULL: not persisted */
 	/* state */
 	struct ts_config *cfg;
 	struct engine eng;
@@ -29,6 +30,7 @@ struct daemon {
 	time_t started, loaded;
 	unsigned long long reloads, reload_failures;
 	char *reload_error; /* why the last reload failed; NULL when it worked */
+	int registry_err;   /* last registry_save() error, so each cause is logged once */
 	bool stop;
 };
 
@@ -46,6 +48,16 @@ void daemon_arm_recheck(const struct daemon *d);
 
 /* Reads the proc connector; lost events (ENOBUFS) trigger a full rescan. */
 void daemon_proc_events(struct daemon *d, int fd);
+
+/*
+ * Start-up, before the first scan: reads the registry file a previous run left (killed without
+ * its orderly stop) and adopts what is still ours (engine_adopt()). A missing file is normal; a
+ * corrupt one is logged as a warning and ignored. Returns how many tasks were adopted.
+ */
+size_t daemon_adopt(struct daemon *d);
+
+/* Writes the registry file when the registry changed (once per event-loop round). */
+void daemon_persist(struct daemon *d);
 
 /* Refreshes STATUS= with the counts. */
 void daemon_update_status(const struct daemon *d);

@@ -144,8 +144,10 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 	if (v.kind == TS_VERDICT_TAG) {
 		if (!ent)
 			tag_task(e, t, v.rule->name);
-		else if (strcmp(ent->rule, v.rule->name) != 0)
+		else if (strcmp(ent->rule, v.rule->name) != 0) {
 			snprintf(ent->rule, sizeof(ent->rule), "%s", v.rule->name);
+			e->reg.dirty = true;
+		}
 		return;
 	}
 	if (ent) {
@@ -359,4 +361,38 @@ int engine_manual(struct engine *e, bool tag, pid_t pid, bool thread_only,
 		record(e, &t, "", tag ? REG_MANUAL_TAG : REG_MANUAL_UNTAG, &prev);
 	}
 	return r;
+}
+
+struct adopt_stats engine_adopt(struct engine *e, const struct registry *saved)
+{
+	struct adopt_stats st = {0};
+
+	for (size_t i = 0; i < saved->n; i++) {
+		const struct reg_entry *s = &saved->v[i];
+		unsigned long long start;
+		struct ts_clamp c;
+		const char *why = NULL;
+
+		if (ts_task_starttime(s->tgid, s->tid, &start) < 0)
+			why = "exited";
+		else if (start != s->starttime)
+			why = "its TID now belongs to another task";
+		else if (s->how != REG_MANUAL_UNTAG &&
+		         (ts_clamp_get(s->tid, &c) < 0 || !ts_clamp_is_jitter(&c)))
+			why = "its clamp was changed by someone else meanwhile";
+		if (why) {
+			st.dropped++;
+			log_debug("registry: not adopting task %d (rule %s): %s", (int)s->tid,
+			          s->rule[0] ? s->rule : "manual", why);
+			continue;
+		}
+		struct reg_entry n = *s;
+		n.seen = true;
+		if (!registry_put(&e->reg, &n)) {
+			log_err("out of memory adopting task %d", (int)s->tid);
+			break;
+		}
+		st.adopted++;
+	}
+	return st;
 }

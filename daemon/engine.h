@@ -57,6 +57,17 @@ void engine_set_config(struct engine *e, const struct ts_config *cfg);
 size_t engine_restore_all(struct engine *e);
 
 /*
+ * Takes over the entries of a previous run's registry (registry_load()) whose task is still the
+ * same (tid + starttime) and, for tags, still has util_max 0: they are ours again, to untag and
+ * restore as if this run had tagged them. Others are dropped (exited, TID reused, or re-clamped
+ * by someone else, who then owns it). Call before the first engine_scan().
+ */
+struct adopt_stats {
+	size_t adopted, dropped;
+};
+struct adopt_stats engine_adopt(struct engine *e, const struct registry *saved);
+
+/*
  * Manual tag/untag of a process or thread on behalf of a control client; recorded so that rules
  * leave it alone. Fills rep (caller frees). 0 or -errno as ts_tag_pid().
  */

@@ -156,7 +156,19 @@ static void run(void)
 			break;
 		}
 		control_expire(&D.ctl, loop_now_ms());
+		daemon_persist(&D);
 	}
+}
+
+/* The registry file lives next to the control socket (RUNSTATEDIR/turboschedd/registry). */
+static char *registry_path_for(const char *socket_path)
+{
+	const char *slash = strrchr(socket_path, '/');
+	char *p = NULL;
+	if (asprintf(&p, "%.*s/registry", slash ? (int)(slash - socket_path) : 1,
+	             slash ? socket_path : ".") < 0)
+		return NULL;
+	return p;
 }
 
 int main(int argc, char **argv)
@@ -225,9 +237,13 @@ int main(int argc, char **argv)
 	D.started = D.loaded = time(NULL);
 	engine_init(&D.eng, D.cfg);
 
+	char *registry_path = registry_path_for(socket_path);
+	D.registry_path = registry_path;
 	int r = setup(socket_path);
 	if (r == 0) {
+		daemon_adopt(&D);
 		engine_scan(&D.eng);
+		daemon_persist(&D);
 		log_info("started: %zu rules, %zu exclusions, %zu tasks tagged",
 		         ts_config_count(D.cfg, TS_RULE_TAG),
 		         ts_config_count(D.cfg, TS_RULE_EXCLUDE),
@@ -241,6 +257,8 @@ int main(int argc, char **argv)
 		else
 			log_info("stopping: restore_on_stop = no, %zu tags left in place",
 			         registry_count_tagged(&D.eng.reg));
+		/* What is left (manual tags, failed restores) is adopted by the next start. */
+		daemon_persist(&D);
 	}
 	control_close(&D.ctl);
 	if (nl_src.fd > 0)
@@ -248,6 +266,7 @@ int main(int argc, char **argv)
 	engine_free(&D.eng);
 	ts_config_free(D.cfg);
 	free(D.reload_error);
+	free(registry_path);
 	loop_close(&D.loop);
 	return r == 0 ? 0 : 1;
 }

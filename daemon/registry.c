@@ -5,8 +5,15 @@
  */
 #include "registry.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
 
 void registry_free(struct registry *r)
 {
@@ -25,6 +32,7 @@ struct reg_entry *registry_find(struct registry *r, pid_t tid)
 struct reg_entry *registry_put(struct registry *r, const struct reg_entry *e)
 {
 	struct reg_entry *old = registry_find(r, e->tid);
+	r->dirty = true;
 	if (old) {
 		*old = *e;
 		return old;
@@ -47,6 +55,7 @@ void registry_remove(struct registry *r, struct reg_entry *e)
 	if (i >= r->n)
 		return;
 	r->v[i] = r->v[--r->n];
+	r->dirty = true;
 }
 
 size_t registry_count_tagged(const struct registry *r)
@@ -80,4 +89,207 @@ const char *registry_how_name(enum reg_how h)
 		return "manual-untag";
 	}
 	return "?";
+}
+
+int registry_how_from_name(const char *name)
+{
+	for (int h = REG_RULE; h <= REG_MANUAL_UNTAG; h++)
+		if (strcmp(name, registry_how_name((enum reg_how)h)) == 0)
+			return h;
+	return -1;
+}
+
+#define ADD(o, k, v) json_object_object_add((o), (k), (v))
+
+json_object *registry_entry_to_json(const struct reg_entry *e)
+{
+	json_object *t = json_object_new_object();
+	ADD(t, "tid", json_object_new_int(e->tid));
+	ADD(t, "tgid", json_object_new_int(e->tgid));
+	ADD(t, "starttime", json_object_new_uint64(e->starttime));
+	ADD(t, "rule", json_object_new_string(e->rule));
+	ADD(t, "how", json_object_new_string(registry_how_name(e->how)));
+	ADD(t, "since", json_object_new_int64(e->since));
+	ADD(t, "util_min", json_object_new_int64(e->prev.util_min));
+	ADD(t, "util_max", json_object_new_int64(e->prev.util_max));
+	ADD(t, "min_lowered", json_object_new_boolean(e->prev.min_lowered));
+	return t;
+}
+
+/* An integer field within [min, max]. */
+static bool get_range(json_object *o, const char *key, int64_t min, int64_t max, int64_t *out)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return *out >= min && *out <= max;
+}
+
+int registry_entry_from_json(json_object *o, struct reg_entry *out)
+{
+	json_object *v;
+	int64_t tid, tgid, since, umin, umax;
+	int how;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_object_is_type(o, json_type_object) ||
+	    !get_range(o, "tid", 1, INT32_MAX, &tid) || !get_range(o, "tgid", 1, INT32_MAX, &tgid) ||
+	    !get_range(o, "since", 0, INT64_MAX, &since) ||
+	    !get_range(o, "util_min", 0, UINT32_MAX, &umin) ||
+	    !get_range(o, "util_max", 0, UINT32_MAX, &umax))
+		return -EINVAL;
+	/* starttime is unsigned 64-bit: json-c keeps it exactly as a uint64. */
+	if (!json_object_object_get_ex(o, "starttime", &v) || !json_object_is_type(v, json_type_int))
+		return -EINVAL;
+	out->starttime = json_object_get_uint64(v);
+	if (!json_object_object_get_ex(o, "how", &v) || !json_object_is_type(v, json_type_string) ||
+	    (how = registry_how_from_name(json_object_get_string(v))) < 0)
+		return -EINVAL;
+	if (!json_object_object_get_ex(o, "rule", &v) || !json_object_is_type(v, json_type_string) ||
+	    (size_t)json_object_get_string_len(v) >= sizeof(out->rule))
+		return -EINVAL;
+	memcpy(out->rule, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
+	if (!json_object_object_get_ex(o, "min_lowered", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	out->prev.min_lowered = json_object_get_boolean(v);
+	out->tid = (pid_t)tid;
+	out->tgid = (pid_t)tgid;
+	out->since = (time_t)since;
+	out->prev.util_min = (uint32_t)umin;
+	out->prev.util_max = (uint32_t)umax;
+	out->how = (enum reg_how)how;
+	return 0;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* fsync of the directory holding path, so the rename itself is durable. */
+static void sync_dir_of(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+int registry_save(struct registry *r, const char *path)
+{
+	json_object *root = json_object_new_object(), *a = json_object_new_array();
+	char tmp[4096];
+	int r2 = 0, fd;
+
+	ADD(root, "format", json_object_new_string(REGISTRY_FORMAT));
+	ADD(root, "version", json_object_new_int(REGISTRY_VERSION));
+	ADD(root, "pid", json_object_new_int(getpid()));
+	ADD(root, "saved", json_object_new_int64(time(NULL)));
+	for (size_t i = 0; i < r->n; i++)
+		json_object_array_add(a, registry_entry_to_json(&r->v[i]));
+	ADD(root, "entries", a);
+	size_t len;
+	const char *text = json_object_to_json_string_length(
+	    root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		r2 = -ENAMETOOLONG;
+		goto out;
+	}
+	/* O_NOFOLLOW: a symlink planted at the temporary name must not redirect the write. */
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r2 = -errno;
+		goto out;
+	}
+	if (!text)
+		r2 = -ENOMEM;
+	if (!r2 && fchmod(fd, 0644) < 0) /* the unit's UMask=0077 would make it 0600 */
+		r2 = -errno;
+	if (!r2)
+		r2 = write_all(fd, text, len);
+	if (!r2)
+		r2 = write_all(fd, "\n", 1);
+	if (!r2 && fsync(fd) < 0)
+		r2 = -errno;
+	if (close(fd) < 0 && !r2)
+		r2 = -errno;
+	if (!r2 && rename(tmp, path) < 0)
+		r2 = -errno;
+	if (r2)
+		(void)unlink(tmp);
+	else
+		sync_dir_of(path);
+out:
+	json_object_put(root);
+	if (!r2)
+		r->dirty = false;
+	return r2;
+}
+
+static int unusable(struct registry_load_report *rep, const char *why)
+{
+	snprintf(rep->why, sizeof(rep->why), "%s", why);
+	return -EINVAL;
+}
+
+int registry_load(struct registry *r, const char *path, struct registry_load_report *rep)
+{
+	char *text = NULL;
+	json_object *root, *v, *a;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	ret = ts_read_file(path, &text);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	root = json_tokener_parse(text);
+	free(text);
+	if (!root || !json_object_is_type(root, json_type_object))
+		ret = unusable(rep, "not a JSON object (truncated or garbled)");
+	else if (!json_object_object_get_ex(root, "format", &v) ||
+	         !json_object_is_type(v, json_type_string) ||
+	         strcmp(json_object_get_string(v), REGISTRY_FORMAT) != 0)
+		ret = unusable(rep, "not a turboschedd registry (\"format\" missing or wrong)");
+	else if (!json_object_object_get_ex(root, "version", &v) ||
+	         !json_object_is_type(v, json_type_int) ||
+	         json_object_get_int64(v) != REGISTRY_VERSION)
+		ret = unusable(rep, "unsupported version (this daemon reads version 1)");
+	else if (!json_object_object_get_ex(root, "entries", &a) ||
+	         !json_object_is_type(a, json_type_array))
+		ret = unusable(rep, "\"entries\" missing or not a list");
+	else {
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			struct reg_entry e;
+			if (registry_entry_from_json(json_object_array_get_idx(a, i), &e) < 0) {
+				rep->bad++;
+				continue;
+			}
+			if (!registry_put(r, &e)) {
+				ret = -ENOMEM;
+				break;
+			}
+			rep->entries++;
+		}
+	}
+	json_object_put(root);
+	return ret;
 }

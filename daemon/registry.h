@@ -7,6 +7,7 @@
 #ifndef TSD_REGISTRY_H
 #define TSD_REGISTRY_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -34,6 +35,7 @@ struct reg_entry {
 struct registry {
 	struct reg_entry *v;
 	size_t n, cap;
+	bool dirty; /* changed since the last registry_save() */
 };
 
 void registry_free(struct registry *r);
@@ -47,5 +49,41 @@ size_t registry_count_tagged(const struct registry *r);
 /* ts_prev_lookup_fn over a struct registry: the clamp to restore for (tid, starttime). */
 bool registry_prev_lookup(void *ctx, pid_t tid, unsigned long long starttime, struct ts_prev *out);
 const char *registry_how_name(enum reg_how h);
+/* The name's enum value; -1 when unknown. */
+int registry_how_from_name(const char *name);
+
+/*
+ * The JSON form of an entry: what the control socket's "tasks" sends (turboschedctl reads it,
+ * cli/daemon.h) and what the registry file holds: tid, tgid, starttime, rule, how, since,
+ * util_min, util_max, min_lowered.
+ */
+json_object *registry_entry_to_json(const struct reg_entry *e);
+/* The reverse; 0, or -EINVAL when a field is missing or out of range. */
+int registry_entry_from_json(json_object *o, struct reg_entry *out);
+
+/*
+ * The registry file (RUNSTATEDIR/turboschedd/registry), so that a daemon killed without its
+ * orderly stop (kill -9, a crash, the watchdog) can adopt its tags on restart instead of taking
+ * them for someone else's:
+ *   {"format":"turboschedd-registry","version":1,"pid":N,"saved":UNIX-TIME,"entries":[...]}
+ * Written atomically (temp file in the same directory, fsync, rename, fsync of the directory),
+ * mode 0644 whatever the umask.
+ */
+#define REGISTRY_FORMAT  "turboschedd-registry"
+#define REGISTRY_VERSION 1
+/* 0 or -errno (the old file is then untouched). Clears r->dirty on success. */
+int registry_save(struct registry *r, const char *path);
+
+struct registry_load_report {
+	size_t entries; /* read */
+	size_t bad;     /* entries skipped as malformed */
+	char why[160];  /* when the whole file was unusable (load returns -EINVAL) */
+};
+/*
+ * Reads the file into r (appends). 0 (also for a missing file: nothing to adopt), -EINVAL when the
+ * file is not a registry of this version (rep->why says what is wrong; r is left empty), or
+ * another -errno when it cannot be read.
+ */
+int registry_load(struct registry *r, const char *path, struct registry_load_report *rep);
 
 #endif

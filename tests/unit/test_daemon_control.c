@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <linux/capability.h>
 #include <sys/wait.h>
@@ -354,6 +355,31 @@ START_TEST(test_many_bad_clients_do_not_block)
 }
 END_TEST
 
+START_TEST(test_socket_owner_and_modes)
+{
+	/* Created under the unit's UMask=0077: the directory is still 0755, the socket 0666. */
+	char dir[108], sock[120];
+	struct control c2;
+	struct stat st;
+	snprintf(dir, sizeof(dir), "/tmp/ts-modes-%d", getpid());
+	snprintf(sock, sizeof(sock), "%s/sub/control", dir);
+	mode_t old = umask(0077);
+	ck_assert_int_eq(control_open(&c2, &loop, sock, echo_handler, NULL), 0);
+	umask(old);
+	ck_assert_int_eq(stat(sock, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0666);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	*strrchr(sock, '/') = '\0';
+	ck_assert_int_eq(stat(sock, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0755);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	control_close(&c2);
+	rmdir(sock);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_second_daemon_refused)
 {
 	struct control other;
@@ -618,6 +644,7 @@ int main(void)
 	tcase_add_test(tc, test_silent_client_times_out_without_blocking);
 	tcase_add_test(tc, test_client_limit);
 	tcase_add_test(tc, test_many_bad_clients_do_not_block);
+	tcase_add_test(tc, test_socket_owner_and_modes);
 	tcase_add_test(tc, test_second_daemon_refused);
 	tcase_add_test(tc, test_peer_capabilities);
 	tcase_add_test(tc, test_peer_pidfd_defeats_pid_reuse);
