@@ -119,6 +119,41 @@ static void restore(struct engine *e, struct reg_entry *ent, const char *why)
 	registry_remove(&e->reg, ent);
 }
 
+/* The entry a new task's inherited clamp came from, if it was one of our tags. */
+static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgid)
+{
+	struct reg_entry *pe = registry_find(&e->reg, ptid);
+	if (pe && ours(pe))
+		return pe;
+	/* A new thread's event names the process's parent, not the creating thread. */
+	for (size_t i = 0; i < e->reg.n; i++)
+		if (e->reg.v[i].tgid == ctgid && ours(&e->reg.v[i]))
+			return &e->reg.v[i];
+	return NULL;
+}
+
+
+/*
+ * A task we have no entry for that carries util_max 0 copied from one of our tags (its creating
+ * thread parent_tid, or another thread of its process) is ours too: recorded as inherited, with
+ * the clamp to restore taken from where it came from. The fork event says who the parent was;
+ * after lost events the full scan only has the parent process (ppid), which is enough.
+ */
+static struct reg_entry *claim_inherited(struct engine *e, const struct ts_task *t,
+                                         pid_t parent_tid)
+{
+	struct ts_clamp c;
+	struct reg_entry *src = inherited_from(e, parent_tid, t->tgid);
+
+	if (!src || src->tid == t->tid || ts_clamp_get(t->tid, &c) < 0 || !ts_clamp_is_jitter(&c))
+		return NULL;
+	struct ts_prev prev = src->prev;
+	char rule[sizeof(src->rule)];
+	memcpy(rule, src->rule, sizeof(rule));
+	record(e, t, rule, REG_INHERITED, &prev);
+	return registry_find(&e->reg, t->tid);
+}
+
 /* Decides for a task already read; `t` and its process leader `p`. */
 static void eval_task(struct engine *e, const struct ts_task *t, const struct ts_task *p)
 {
@@ -131,6 +166,8 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 		registry_remove(&e->reg, ent);
 		ent = NULL;
 	}
+	if (!ent)
+		ent = claim_inherited(e, t, t->ppid);
 	if (ent)
 		ent->seen = true;
 	if (ent && !ours(ent))
@@ -233,23 +270,9 @@ void engine_scan(struct engine *e)
 	}
 }
 
-/* The entry a new task's inherited clamp came from, if it was one of our tags. */
-static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgid)
-{
-	struct reg_entry *pe = registry_find(&e->reg, ptid);
-	if (pe && ours(pe))
-		return pe;
-	/* A new thread's event names the process's parent, not the creating thread. */
-	for (size_t i = 0; i < e->reg.n; i++)
-		if (e->reg.v[i].tgid == ctgid && ours(&e->reg.v[i]))
-			return &e->reg.v[i];
-	return NULL;
-}
-
 void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_t ctid)
 {
 	struct ts_task t, p;
-	struct ts_clamp c;
 
 	(void)ptgid;
 	e->st.events++;
@@ -259,13 +282,8 @@ void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_
 	 * The kernel copies the clamp on fork: a child of our tagged task is tagged too, and it is
 	 * ours to undo (e.g. when it execs something that matches no rule).
 	 */
-	struct reg_entry *src = inherited_from(e, ptid, ctgid);
-	if (src && ts_clamp_get(ctid, &c) == 0 && ts_clamp_is_jitter(&c)) {
-		struct ts_prev prev = src->prev;
-		char rule[sizeof(src->rule)];
-		memcpy(rule, src->rule, sizeof(rule));
-		record(e, &t, rule, REG_INHERITED, &prev);
-	}
+	if (!registry_find(&e->reg, ctid))
+		claim_inherited(e, &t, ptid);
 	eval_task(e, &t, &p);
 }
 

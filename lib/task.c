@@ -195,6 +195,7 @@ int ts_task_read(pid_t tgid, pid_t tid, struct ts_task *out)
 	if (r < 0)
 		return r;
 	out->starttime = st.starttime;
+	out->ppid = st.ppid;
 	memcpy(out->comm, st.comm, sizeof(out->comm));
 	out->state = st.state;
 	out->cpu = st.cpu;

@@ -41,6 +41,7 @@ int ts_cgroup_parse(const char *content, char *out, size_t len);
 struct ts_task {
 	pid_t tid;
 	pid_t tgid;
+	pid_t ppid; /* the parent process (stat field 4) */
 	unsigned long long starttime;
 	char comm[TS_COMM_LEN];
 	char state;

@@ -89,15 +89,16 @@ void tree_free(void)
 	ts_root_set("");
 }
 
-static void write_stat(pid_t dir, pid_t tid, const char *comm, unsigned long long st, int cpu)
+static void write_stat(pid_t dir, pid_t tid, const char *comm, unsigned long long st, int cpu,
+                       pid_t ppid)
 {
 	char rel[256], line[1024];
 
 	/* Fields 3..: state, ppid, 17 zeros up to field 21, starttime (22), ..., cpu (39), ... */
 	snprintf(line, sizeof(line),
-	         "%d (%s) S 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+	         "%d (%s) S %d 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
 	         "0 %d 0 0 0 0 0\n",
-	         (int)tid, comm, st, cpu);
+	         (int)tid, comm, (int)ppid, st, cpu);
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", (int)dir, (int)tid);
 	tree_write(rel, line);
 }
@@ -105,11 +106,17 @@ static void write_stat(pid_t dir, pid_t tid, const char *comm, unsigned long lon
 void tree_add_task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st, int cpu,
                    uid_t uid)
 {
+	tree_add_child(1, tgid, tid, comm, st, cpu, uid);
+}
+
+void tree_add_child(pid_t ppid, pid_t tgid, pid_t tid, const char *comm, unsigned long long st,
+                    int cpu, uid_t uid)
+{
 	char rel[256], buf[512];
 
-	write_stat(tgid, tid, comm, st, cpu);
+	write_stat(tgid, tid, comm, st, cpu, ppid);
 	if (tid != tgid)
-		write_stat(tid, tid, comm, st, cpu);
+		write_stat(tid, tid, comm, st, cpu, ppid);
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", (int)tgid, (int)tid);
 	snprintf(buf, sizeof(buf), "Name:\t%s\nTgid:\t%d\nPid:\t%d\nUid:\t%u\t%u\t%u\t%u\n", comm,
 	         (int)tgid, (int)tid, uid, uid, uid, uid);
@@ -124,9 +131,9 @@ void tree_add_task(pid_t tgid, pid_t tid, const char *comm, unsigned long long s
 
 void tree_set_starttime(pid_t tgid, pid_t tid, unsigned long long st)
 {
-	write_stat(tgid, tid, "stranger", st, 0);
+	write_stat(tgid, tid, "stranger", st, 0, 1);
 	if (tid != tgid)
-		write_stat(tid, tid, "stranger", st, 0);
+		write_stat(tid, tid, "stranger", st, 0, 1);
 }
 
 void tree_remove_task(pid_t tgid, pid_t tid)

@@ -28,13 +28,16 @@ void tree_remove(const char *relpath);
  */
 void tree_add_task(pid_t tgid, pid_t tid, const char *comm, unsigned long long starttime, int cpu,
                    uid_t uid);
+/* tree_add_task() with a parent process other than 1. */
+void tree_add_child(pid_t ppid, pid_t tgid, pid_t tid, const char *comm, unsigned long long st,
+                    int cpu, uid_t uid);
 /* Rewrites the start time of tid in both places (a reused TID). */
 void tree_set_starttime(pid_t tgid, pid_t tid, unsigned long long starttime);
 /* Removes a thread (it exited). */
 void tree_remove_task(pid_t tgid, pid_t tid);
 
 /* The fake syscall layer. */
-#define FAKE_MAX 64
+#define FAKE_MAX 2048
 struct fake_task {
 	pid_t tid;
 	bool exists;

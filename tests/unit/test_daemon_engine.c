@@ -4,6 +4,9 @@
  * before tag, PID reuse, inheritance on fork, lost events (ENOBUFS) -> rescan, reload, restore.
  */
 #include <check.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +186,27 @@ START_TEST(test_fork_inherits_and_exec_restores)
 }
 END_TEST
 
+START_TEST(test_scan_claims_inherited_after_lost_fork)
+{
+	/* The fork and exec events of logrotate's child were lost: the scan finds gzip with the
+	 * util_max 0 it inherited from our tag; that tag is ours, and gzip matches no rule. */
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	tree_add_child(100, 800, 800, "gzip", 80, 0, 1000);
+	fake_add(800, 0, 0, 0);
+	tree_add_child(100, 801, 801, "logrotate", 81, 0, 1000); /* still matching: kept */
+	fake_add(801, 0, 0, 0);
+	tree_add_child(1, 802, 802, "gzip", 82, 0, 1000); /* someone else's: left alone */
+	fake_add(802, 0, 0, 0);
+	engine_scan(&eng);
+	ck_assert_uint_eq(fake_get(800)->util_max, 1024);
+	ck_assert_ptr_null(reg(800));
+	ck_assert_int_eq(reg(801)->how, REG_INHERITED);
+	ck_assert_uint_eq(fake_get(802)->util_max, 0);
+	ck_assert_ptr_null(reg(802));
+}
+END_TEST
+
 START_TEST(test_fork_of_untagged_parent)
 {
 	task(200, 200, "bash", 20);
@@ -315,6 +339,136 @@ START_TEST(test_enobufs_rescans)
 }
 END_TEST
 
+/* A scripted proc connector: one datagram (one event) or one errno per receive call. */
+struct script_item {
+	int err; /* 0: deliver ev */
+	struct proc_event ev;
+};
+static struct script_item *script;
+static size_t script_n, script_pos;
+
+static ssize_t recv_script(int fd, void *buf, size_t len, struct sockaddr_nl *from)
+{
+	(void)fd;
+	if (script_pos == script_n) {
+		errno = EAGAIN;
+		return -1;
+	}
+	struct script_item *it = &script[script_pos++];
+	if (it->err) {
+		errno = it->err;
+		return -1;
+	}
+	size_t payload = sizeof(struct cn_msg) + sizeof(it->ev);
+	struct nlmsghdr *nh = buf;
+	ck_assert_uint_ge(len, NLMSG_SPACE(payload));
+	memset(nh, 0, NLMSG_SPACE(payload));
+	nh->nlmsg_len = NLMSG_LENGTH(payload);
+	nh->nlmsg_type = NLMSG_DONE;
+	struct cn_msg *cn = NLMSG_DATA(nh);
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	cn->len = sizeof(it->ev);
+	memcpy(cn->data, &it->ev, sizeof(it->ev));
+	from->nl_pid = 0;
+	return (ssize_t)NLMSG_SPACE(payload);
+}
+
+static void script_fork(pid_t parent, pid_t child)
+{
+	struct script_item *it = &script[script_n++];
+	memset(it, 0, sizeof(*it));
+	it->ev.what = PROC_EVENT_FORK;
+	it->ev.event_data.fork.parent_pid = it->ev.event_data.fork.parent_tgid = parent;
+	it->ev.event_data.fork.child_pid = it->ev.event_data.fork.child_tgid = child;
+}
+
+static void script_exec(pid_t pid)
+{
+	struct script_item *it = &script[script_n++];
+	memset(it, 0, sizeof(*it));
+	it->ev.what = PROC_EVENT_EXEC;
+	it->ev.event_data.exec.process_pid = it->ev.event_data.exec.process_tgid = pid;
+}
+
+START_TEST(test_fork_storm_overrun_misses_nothing)
+{
+	/*
+	 * A fork storm: a tagged logrotate forks 400 children (inherited tags), a shell forks 400
+	 * that exec a *-janitor (tagged on exec). The socket overflows half way (ENOBUFS): the
+	 * events of the second half never arrive. 100 children exit between their event and our
+	 * read of them. Afterwards every live matching task is tagged and recorded, nothing that
+	 * exited is, nothing failed, and exactly one rescan ran.
+	 */
+	enum { N = 400, FIRST = 1000 };
+	struct daemon d;
+	memset(&d, 0, sizeof(d));
+	d.cfg = cfg;
+	d.recheck_fd = -1;
+	engine_init(&d.eng, cfg);
+	task(100, 100, "logrotate", 10);
+	task(200, 200, "bash", 20);
+	engine_scan(&d.eng);
+	ck_assert_uint_eq(registry_count_tagged(&d.eng.reg), 1);
+
+	script = calloc(4 * N + 4, sizeof(*script));
+	script_n = script_pos = 0;
+	for (int i = 0; i < 2 * N; i++) {
+		pid_t c = FIRST + i;
+		bool inherited = i < N;
+		tree_add_child(inherited ? 100 : 200, c, c, inherited ? "logrotate" : "db-janitor",
+		               1000 + (unsigned)i, 0, 1000);
+		fake_add(c, 0, 0, inherited ? 0 : 1024);
+		if (i == N / 2 || i == N + N / 2) {
+			script[script_n++].err = ENOBUFS; /* the rest of this half is lost */
+		}
+		bool lost = (i > N / 2 && i < N) || i > N + N / 2;
+		if (lost)
+			continue;
+		script_fork(inherited ? 100 : 200, c);
+		if (!inherited)
+			script_exec(c);
+	}
+	/* 100 children exit after their events were queued and before we read them. */
+	int exited = 0;
+	for (int i = 0; i < 2 * N && exited < 100; i += 7, exited++) {
+		tree_remove_task(FIRST + i, FIRST + i);
+		fake_get(FIRST + i)->exists = false;
+	}
+	procconn_set_recv(recv_script);
+	daemon_proc_events(&d, -1);
+	procconn_set_recv(NULL);
+	ck_assert_uint_eq(script_pos, script_n);
+	ck_assert_uint_eq(d.eng.st.rescans, 1);
+
+	size_t live = 0;
+	for (int i = 0; i < 2 * N; i++) {
+		pid_t c = FIRST + i;
+		struct fake_task *ft = fake_get(c);
+		struct reg_entry *e = registry_find(&d.eng.reg, c);
+		if (!ft) {
+			ck_assert_msg(e == NULL, "task %d exited but is still recorded", c);
+			continue;
+		}
+		live++;
+		ck_assert_msg(ft->util_max == 0, "task %d was missed (util_max %u)", c, ft->util_max);
+		ck_assert_msg(e != NULL, "task %d is tagged but not recorded", c);
+		/* What the inherited ones must get back on untag is the parent's old clamp. */
+		ck_assert_uint_eq(e->prev.util_max, 1024);
+	}
+	ck_assert_uint_eq(live, 2 * N - 100);
+	ck_assert_uint_eq(registry_count_tagged(&d.eng.reg), live + 1);
+	ck_assert_uint_eq(d.eng.st.failures, 0);
+	/* And all of it comes back on stop. */
+	ck_assert_uint_eq(engine_restore_all(&d.eng), live + 1);
+	for (int i = 0; i < 2 * N; i++)
+		if (fake_get(FIRST + i))
+			ck_assert_uint_eq(fake_get(FIRST + i)->util_max, 1024);
+	free(script);
+	engine_free(&d.eng);
+}
+END_TEST
+
 /* Reload through the daemon: a good file switches and re-evaluates, a bad one changes nothing. */
 START_TEST(test_reload)
 {
@@ -368,6 +522,8 @@ int main(void)
 {
 	Suite *s = suite_create("daemon_engine");
 	TCase *tc = tcase_create("engine");
+	/* The fork storm writes a few thousand fake /proc files on a shared, busy machine. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_scan_tags_matching_processes);
 	tcase_add_test(tc, test_threads_matched_and_exclusion);
@@ -377,12 +533,14 @@ int main(void)
 	tcase_add_test(tc, test_pid_reuse);
 	tcase_add_test(tc, test_fork_inherits_and_exec_restores);
 	tcase_add_test(tc, test_fork_of_untagged_parent);
+	tcase_add_test(tc, test_scan_claims_inherited_after_lost_fork);
 	tcase_add_test(tc, test_scan_forgets_gone_tasks);
 	tcase_add_test(tc, test_restore_all_only_ours);
 	tcase_add_test(tc, test_restore_failure_keeps_entry);
 	tcase_add_test(tc, test_manual_untag_sticks);
 	tcase_add_test(tc, test_overlong_comm_and_cgroup);
 	tcase_add_test(tc, test_enobufs_rescans);
+	tcase_add_test(tc, test_fork_storm_overrun_misses_nothing);
 	tcase_add_test(tc, test_reload);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
