@@ -192,9 +192,52 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 	return 0;
 }
 
+/* The daemon's own "status" answer: pid, version, tagged count and the last reload. */
+static json_object *daemon_status(const struct cli_opts *o, const struct daemon_registry *reg)
+{
+	struct ts_request req = {.cmd = TS_CMD_STATUS};
+	json_object *resp = NULL;
+	char why[256];
+
+	if (!reg->reachable || daemon_call(o, &req, &resp, why, sizeof(why)) != 0)
+		return NULL;
+	return resp;
+}
+
+static json_object *field(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* Copies key from the daemon's answer into d (null when absent). */
+static void copy_field(json_object *d, json_object *st, const char *key)
+{
+	json_object *v = field(st, key);
+	json_object_object_add(d, key, v ? json_object_get(v) : NULL);
+}
+
+static void daemon_human(FILE *f, const struct daemon_registry *reg, json_object *st)
+{
+	json_object *rl = field(st, "last_reload"), *err = field(rl, "error");
+
+	if (!reg->reachable) {
+		fprintf(f, "Daemon:               %s\n", reg->why);
+		return;
+	}
+	fprintf(f, "Daemon:               running (pid %d, %d tasks tagged)\n",
+	        json_object_get_int(field(st, "pid")), json_object_get_int(field(st, "tagged")));
+	if (err && json_object_is_type(err, json_type_string))
+		fprintf(f,
+		        "Last reload:          FAILED, the previous configuration stays in force:\n"
+		        "%s\n",
+		        json_object_get_string(err));
+}
+
 static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
-                   const struct daemon_registry *reg, const struct ts_topology *topo,
-                   const struct core_view *cv, const struct jitter_list *jl, int topo_err)
+                   const struct daemon_registry *reg, json_object *dst,
+                   const struct ts_topology *topo, const struct core_view *cv,
+                   const struct jitter_list *jl, int topo_err)
 {
 	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24];
 	struct table t;
@@ -208,6 +251,11 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 		json_object_object_add(d, "running", json_object_new_boolean(reg->reachable));
 		json_object_object_add(d, "error",
 		                       reg->reachable ? NULL : json_object_new_string(reg->why));
+		copy_field(d, dst, "pid");
+		copy_field(d, dst, "version");
+		copy_field(d, dst, "tagged");
+		/* {"count","failures","ok","error"}: error is why the last reload failed. */
+		copy_field(d, dst, "last_reload");
 		json_object_object_add(root, "daemon", d);
 		for (size_t c = 0; c < topo->ncores; c++) {
 			json_object *e = json_object_new_object(), *cl = json_object_new_array();
@@ -240,7 +288,7 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 	}
 
 	kernel_human(o->out, k);
-	fprintf(o->out, "Daemon:               %s\n", reg->reachable ? "running" : reg->why);
+	daemon_human(o->out, reg, dst);
 	fprintf(o->out, "Jitter tasks:         %zu\n\n", jl->n);
 	if (topo_err < 0) {
 		fprintf(o->out, "No CPU topology: %s\n", strerror(-topo_err));
@@ -273,6 +321,7 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 	struct ts_topology topo;
 	struct jitter_list jl = {0};
 	struct core_view *cv;
+	json_object *dst = NULL;
 	long ms;
 	int r, topo_err;
 
@@ -281,6 +330,7 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 		return r < 0 ? CLI_EXIT_OK : r;
 	ts_kernel_probe(&k);
 	daemon_registry_load(opts, &reg);
+	dst = daemon_status(opts, &reg);
 	topo_err = ts_topology_load(&topo);
 	cv = calloc(topo.ncores + 1, sizeof(*cv));
 	if (!cv) {
@@ -297,12 +347,13 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 	for (size_t i = 0; i < jl.n; i++)
 		if (jl.v[i].core >= 0)
 			cv[jl.v[i].core].njitter++;
-	output(opts, &k, &reg, &topo, cv, &jl, topo_err);
+	output(opts, &k, &reg, dst, &topo, cv, &jl, topo_err);
 out:
 	free(cv);
 	jitter_list_free(&jl);
 	ts_topology_free(&topo);
 	daemon_registry_free(&reg);
+	json_object_put(dst);
 	ts_kernel_info_free(&k);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

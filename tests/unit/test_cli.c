@@ -7,6 +7,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "daemon.h"
@@ -268,6 +272,86 @@ START_TEST(status_json_per_core)
 }
 END_TEST
 
+/*
+ * A stand-in daemon in a child process: answers `n` connections, "tasks" with an empty registry
+ * and "status" with a failed last reload. The socket exists when this returns.
+ */
+static pid_t fake_daemon(const char *path, int n)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(l, 4), 0);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c) {
+		close(l);
+		return c;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = accept(l, NULL, NULL);
+		uint8_t buf[4096];
+		size_t have = 0, plen;
+		ssize_t r;
+		while ((r = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+			have += (size_t)r;
+			if (ts_frame_complete(buf, have, sizeof(buf), &plen) == 1)
+				break;
+		}
+		struct ts_request req;
+		char err[128];
+		json_object *resp;
+		if (r <= 0 || ts_request_parse((char *)buf + 4, plen, &req, err, sizeof(err)) < 0)
+			_exit(1);
+		if (req.cmd == TS_CMD_STATUS)
+			resp = json_tokener_parse(
+			    "{\"ok\":true,\"pid\":4242,\"version\":\"0.1.0\",\"tagged\":3,"
+			    "\"last_reload\":{\"count\":2,\"failures\":1,\"ok\":false,"
+			    "\"error\":\"/etc/turbosched/conf.d/10-x.conf:3: [rule x] unknown key "
+			    "'com'\"}}");
+		else
+			resp = json_tokener_parse("{\"ok\":true,\"tasks\":[]}");
+		size_t len;
+		uint8_t *out = ts_frame_encode(resp, &len);
+		if (write(fd, out, len) != (ssize_t)len)
+			_exit(1);
+		close(fd);
+	}
+	_exit(0);
+}
+
+START_TEST(status_shows_failed_reload)
+{
+	char sock[108];
+	int st;
+	snprintf(sock, sizeof(sock), "%s/control", ts_root_get());
+	write_topology();
+	pid_t d = fake_daemon(sock, 2);
+	ck_assert_int_eq(run("--socket", sock, "--json", "status", "--sample", "0", NULL), 0);
+	ck_assert_int_eq(waitpid(d, &st, 0), d);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	json_object *j = out_json(), *dj = get(j, "daemon"), *rl = get(dj, "last_reload");
+	ck_assert(json_object_get_boolean(get(dj, "running")));
+	ck_assert_int_eq(json_object_get_int(get(dj, "pid")), 4242);
+	ck_assert(!json_object_get_boolean(get(rl, "ok")));
+	ck_assert_str_eq(json_object_get_string(get(rl, "error")),
+	                 "/etc/turbosched/conf.d/10-x.conf:3: [rule x] unknown key 'com'");
+	json_object_put(j);
+
+	d = fake_daemon(sock, 2);
+	ck_assert_int_eq(run("--socket", sock, "status", "--sample", "0", NULL), 0);
+	ck_assert_int_eq(waitpid(d, &st, 0), d);
+	ck_assert_ptr_nonnull(strstr(out_buf, "Daemon:               running (pid 4242, 3 tasks "
+	                                      "tagged)\n"
+	                                      "Last reload:          FAILED, the previous "
+	                                      "configuration stays in force:\n"
+	                                      "/etc/turbosched/conf.d/10-x.conf:3: [rule x] "
+	                                      "unknown key 'com'\n"));
+}
+END_TEST
+
 START_TEST(table_and_cpulist_format)
 {
 	static const char *const hdr[] = {"A", "LONGER", "C"};
@@ -321,6 +405,7 @@ int main(void)
 	tcase_add_test(tc, tasks_table_and_json);
 	tcase_add_test(tc, scan_with_daemon_registry);
 	tcase_add_test(tc, status_json_per_core);
+	tcase_add_test(tc, status_shows_failed_reload);
 	tcase_add_test(tc, table_and_cpulist_format);
 	tcase_add_test(tc, permission_message);
 	suite_add_tcase(s, tc);
