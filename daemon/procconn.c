@@ -70,10 +70,18 @@ void procconn_close(int fd)
 	close(fd);
 }
 
-static int deliver(const struct proc_event *pe, size_t len, pc_event_fn fn, void *ctx)
+static int deliver(const void *data, size_t len, pc_event_fn fn, void *ctx)
 {
 	struct pc_event ev;
+	/*
+	 * The event sits 36 bytes into the datagram (nlmsghdr + cn_msg), but struct proc_event
+	 * holds a u64 and wants 8-byte alignment: read it from an aligned copy (found by the
+	 * fuzzer; reading in place is undefined behaviour).
+	 */
+	struct proc_event copy, *pe = &copy;
 
+	memset(&copy, 0, sizeof(copy));
+	memcpy(&copy, data, len < sizeof(copy) ? len : sizeof(copy));
 	memset(&ev, 0, sizeof(ev));
 	/* Each variant is checked against the bytes actually received. */
 #define NEED(member)                                                                               \
@@ -124,14 +132,33 @@ static int deliver(const struct proc_event *pe, size_t len, pc_event_fn fn, void
 	return 1;
 }
 
+/*
+ * The next netlink message of a datagram, or NULL at its end. What NLMSG_OK/NLMSG_NEXT do, in
+ * unsigned arithmetic checked against what is left (the macros mix int and u32, and stepping
+ * over a last message's padding must not wrap the length).
+ */
+static const struct nlmsghdr *next_msg(const char **p, size_t *left)
+{
+	if (*left < NLMSG_HDRLEN)
+		return NULL;
+	const struct nlmsghdr *nh = (const struct nlmsghdr *)(const void *)*p;
+	if (nh->nlmsg_len < NLMSG_HDRLEN || nh->nlmsg_len > *left)
+		return NULL;
+	size_t step = NLMSG_ALIGN(nh->nlmsg_len);
+	if (step > *left)
+		step = *left;
+	*p += step;
+	*left -= step;
+	return nh;
+}
+
 int procconn_parse(const void *buf, size_t len, pc_event_fn fn, void *ctx)
 {
-	const struct nlmsghdr *nh = buf;
+	const char *p = buf;
+	const struct nlmsghdr *nh;
 	int n = 0;
-	/* NLMSG_OK compares an int with the length; keep the length in an int-sized range. */
-	int left = len > INT32_MAX ? INT32_MAX : (int)len;
 
-	for (; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
+	while ((nh = next_msg(&p, &len))) {
 		if (nh->nlmsg_type == NLMSG_NOOP)
 			continue;
 		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_OVERRUN)
@@ -145,7 +172,7 @@ int procconn_parse(const void *buf, size_t len, pc_event_fn fn, void *ctx)
 		if (cn->len > plen - sizeof(*cn) ||
 		    cn->len < offsetof(struct proc_event, event_data))
 			return -EBADMSG;
-		int r = deliver((const struct proc_event *)cn->data, cn->len, fn, ctx);
+		int r = deliver(cn->data, cn->len, fn, ctx);
 		if (r < 0)
 			return r;
 		n += r;

@@ -5,6 +5,7 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,23 @@ START_TEST(test_read_enobufs_and_spoofing)
 }
 END_TEST
 
+START_TEST(test_fuzzer_regression_short_fork)
+{
+	/* tests/fuzz/corpus-procconn/regress-misaligned-event: a FORK whose cn_msg announces only
+	 * 20 bytes. The event used to be read in place at a 4-byte aligned offset (undefined
+	 * behaviour for struct proc_event, caught by UBSan); it is now copied, then refused. */
+	static const uint8_t bytes[] = {
+	    0x38, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
+	    0,    0, 0, 0, 0x14, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+	reset();
+	memcpy(dgram.b, bytes, sizeof(bytes));
+	ck_assert_int_eq(procconn_parse(dgram.b, sizeof(bytes), collect, NULL), -EBADMSG);
+	ck_assert_int_eq(ngot, 0);
+	/* A datagram shorter than its header says ends the walk instead of reading past it. */
+	ck_assert_int_eq(procconn_parse(dgram.b, 40, collect, NULL), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon_procconn");
@@ -186,6 +204,7 @@ int main(void)
 	tcase_add_test(tc, test_parse_all_kinds);
 	tcase_add_test(tc, test_parse_malformed);
 	tcase_add_test(tc, test_read_enobufs_and_spoofing);
+	tcase_add_test(tc, test_fuzzer_regression_short_fork);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
