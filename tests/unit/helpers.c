@@ -2,6 +2,9 @@
 #include "helpers.h"
 
 #include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,30 @@
 
 struct fake_sched fake;
 static char root[256];
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+struct proc_event *nl_put_proc_event(void *buf, size_t *len, unsigned int idx, size_t evlen)
+{
+	struct nlmsghdr *nh = (struct nlmsghdr *)((char *)buf + *len);
+	size_t payload = sizeof(struct cn_msg) + evlen;
+	memset(nh, 0, NLMSG_SPACE(payload));
+	nh->nlmsg_len = NLMSG_LENGTH(payload);
+	nh->nlmsg_type = NLMSG_DONE;
+	struct cn_msg *cn = NLMSG_DATA(nh);
+	cn->id.idx = idx;
+	cn->id.val = CN_VAL_PROC;
+	cn->len = (unsigned short)evlen;
+	*len += NLMSG_SPACE(payload);
+	return (struct proc_event *)(void *)cn->data;
+}
 
 const char *fixture(const char *name)
 {

@@ -6,11 +6,24 @@
 #ifndef TS_TEST_HELPERS_H
 #define TS_TEST_HELPERS_H
 
+#include <check.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "sched_attr.h"
+
+/* Runs every test of s; the process exit status (EXIT_SUCCESS when none failed). */
+int run_suite(Suite *s);
+
+/*
+ * Appends one netlink message carrying a cn_msg (connector idx, CN_VAL_PROC) of evlen payload
+ * bytes at buf + *len, as the kernel's proc connector sends it; returns the payload to fill in
+ * (zeroed) and advances *len by the aligned message size.
+ */
+struct proc_event;
+struct proc_event *nl_put_proc_event(void *buf, size_t *len, unsigned int idx, size_t evlen);
 
 /* Path of a committed fixture tree (FIXTURES environment variable set by meson). */
 const char *fixture(const char *name);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "helpers.h"
 
 static int fake_lookup(const char *name, uid_t *uid)
 {
@@ -397,6 +398,16 @@ static void tmp_path(char *buf, size_t len, const char *rel)
 	snprintf(buf, len, "%s/%s", tmpdir, rel);
 }
 
+/* A fresh temporary directory and its main file, open for writing; its path in p. */
+static FILE *new_main_file(char *p, size_t len)
+{
+	mk_tmp();
+	tmp_path(p, len, "turboschedd.conf");
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
 START_TEST(test_dropin_fifo_does_not_block)
 {
 	/* Opening a FIFO for reading waits for a writer: the load must not (check's timeout). */
@@ -435,10 +446,7 @@ START_TEST(test_huge_file_refused)
 {
 	/* 50 MB (sparse: no disk used). Refused before reading, with the size and the limit. */
 	char p[256];
-	mk_tmp();
-	tmp_path(p, sizeof(p), "turboschedd.conf");
-	FILE *f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
+	FILE *f = new_main_file(p, sizeof(p));
 	ck_assert_int_eq(ftruncate(fileno(f), 50l * 1024 * 1024), 0);
 	fclose(f);
 	assert_load_fails_with("DIR/turboschedd.conf: file too large (52428800 bytes, at most "
@@ -450,10 +458,7 @@ START_TEST(test_binary_file)
 {
 	/* 1 MiB of noise, NUL bytes included, just at the limit: read, refused, messages bounded. */
 	char p[256];
-	mk_tmp();
-	tmp_path(p, sizeof(p), "turboschedd.conf");
-	FILE *f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
+	FILE *f = new_main_file(p, sizeof(p));
 	unsigned int x = 12345;
 	for (unsigned int i = 0; i < TS_CONFIG_MAX_FILE; i++) {
 		x = x * 1103515245u + 12345u;
@@ -605,9 +610,5 @@ int main(void)
 	tcase_add_test(tc, test_missing_main_file);
 	tcase_add_test(tc, test_shipped_config_parses);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -311,6 +311,15 @@ START_TEST(test_overlong_comm_and_cgroup)
 }
 END_TEST
 
+/* A daemon around the fixture configuration, without sockets or a registry file. */
+static void daemon_over_cfg(struct daemon *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cfg = cfg;
+	d->recheck_fd = -1;
+	engine_init(&d->eng, cfg);
+}
+
 /* Fake netlink receive: ENOBUFS first, then nothing. */
 static int recv_calls;
 static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
@@ -323,10 +332,7 @@ static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *f
 START_TEST(test_enobufs_rescans)
 {
 	struct daemon d;
-	memset(&d, 0, sizeof(d));
-	d.cfg = cfg;
-	d.recheck_fd = -1;
-	engine_init(&d.eng, cfg);
+	daemon_over_cfg(&d);
 	/* A matching task that started while events were being dropped. */
 	task(100, 100, "logrotate", 10);
 	procconn_set_recv(recv_enobufs);
@@ -359,19 +365,11 @@ static ssize_t recv_script(int fd, void *buf, size_t len, struct sockaddr_nl *fr
 		errno = it->err;
 		return -1;
 	}
-	size_t payload = sizeof(struct cn_msg) + sizeof(it->ev);
-	struct nlmsghdr *nh = buf;
-	ck_assert_uint_ge(len, NLMSG_SPACE(payload));
-	memset(nh, 0, NLMSG_SPACE(payload));
-	nh->nlmsg_len = NLMSG_LENGTH(payload);
-	nh->nlmsg_type = NLMSG_DONE;
-	struct cn_msg *cn = NLMSG_DATA(nh);
-	cn->id.idx = CN_IDX_PROC;
-	cn->id.val = CN_VAL_PROC;
-	cn->len = sizeof(it->ev);
-	memcpy(cn->data, &it->ev, sizeof(it->ev));
+	size_t n = 0;
+	ck_assert_uint_ge(len, NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(it->ev)));
+	memcpy(nl_put_proc_event(buf, &n, CN_IDX_PROC, sizeof(it->ev)), &it->ev, sizeof(it->ev));
 	from->nl_pid = 0;
-	return (ssize_t)NLMSG_SPACE(payload);
+	return (ssize_t)n;
 }
 
 static void script_fork(pid_t parent, pid_t child)
@@ -402,10 +400,7 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 	 */
 	enum { N = 400, FIRST = 1000 };
 	struct daemon d;
-	memset(&d, 0, sizeof(d));
-	d.cfg = cfg;
-	d.recheck_fd = -1;
-	engine_init(&d.eng, cfg);
+	daemon_over_cfg(&d);
 	task(100, 100, "logrotate", 10);
 	task(200, 200, "bash", 20);
 	engine_scan(&d.eng);
@@ -543,9 +538,5 @@ int main(void)
 	tcase_add_test(tc, test_fork_storm_overrun_misses_nothing);
 	tcase_add_test(tc, test_reload);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "log.h"
 #include "procconn.h"
 
@@ -21,17 +22,7 @@ static size_t dlen;
 /* Appends one netlink message with a proc_event of `evlen` bytes. */
 static struct proc_event *append(unsigned idx, size_t evlen)
 {
-	struct nlmsghdr *nh = (struct nlmsghdr *)(dgram.b + dlen);
-	size_t payload = sizeof(struct cn_msg) + evlen;
-	memset(nh, 0, NLMSG_SPACE(payload));
-	nh->nlmsg_len = NLMSG_LENGTH(payload);
-	nh->nlmsg_type = NLMSG_DONE;
-	struct cn_msg *cn = NLMSG_DATA(nh);
-	cn->id.idx = idx;
-	cn->id.val = CN_VAL_PROC;
-	cn->len = (unsigned short)evlen;
-	dlen += NLMSG_SPACE(payload);
-	return (struct proc_event *)cn->data;
+	return nl_put_proc_event(dgram.b, &dlen, idx, evlen);
 }
 
 static struct pc_event got[8];
@@ -206,9 +197,5 @@ int main(void)
 	tcase_add_test(tc, test_read_enobufs_and_spoofing);
 	tcase_add_test(tc, test_fuzzer_regression_short_fork);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -329,9 +329,5 @@ int main(void)
 	tcase_add_test(tc, test_one_bad_entry_among_good);
 	tcase_add_test(tc, test_unwritable_registry_warns_once);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "helpers.h"
 #include "proto.h"
 #include "task.h"
 
@@ -288,9 +289,5 @@ int main(void)
 	tcase_add_test(tc, test_client_call);
 	tcase_add_test(tc, test_client_errors);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

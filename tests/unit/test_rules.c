@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "helpers.h"
 #include "rules.h"
 #include "task.h"
 
@@ -209,9 +210,5 @@ int main(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_unknown_attributes_fail_closed);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }
