@@ -5,11 +5,17 @@
  *
  *   e2e-worker [--work-ms W] [--period-ms P] [--seconds S] [--warmup S] [--report FILE]
  *   e2e-worker --spin
+ *   e2e-worker --children N --affinity LIST [periodic options]
  *
  * Periodic (the default, 1 ms of work every 10 ms, forever): a jitter-like task.  With
  * --report, it attributes its own CPU time to the CPU it runs on (sched_getcpu() while it
  * works, after --warmup seconds) and writes "cpu N SECONDS" lines and "periods N" to FILE
  * when --seconds have passed or on SIGTERM, then exits.  --spin: a CPU hog, forever.
+ *
+ * --children N: a parent that waits (polling its own clamp, 30 s at most) until it has been
+ * tagged (util_max 0, by a daemon rule on its name), then forks N periodic children, which
+ * inherit the tag at fork, so the kernel places them as jitter tasks from their first run;
+ * each sets its affinity to LIST (e.g. 0-3) and reports to FILE.1 ... FILE.N.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_CPUS 64
@@ -49,6 +58,41 @@ static void add_ms(struct timespec *ts, long ms)
 	}
 }
 
+struct sched_attr_v1 {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t sched_util_min, sched_util_max;
+};
+
+static long util_max_self(void)
+{
+	struct sched_attr_v1 a;
+
+	memset(&a, 0, sizeof(a));
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) || a.size < sizeof(a))
+		return -1; /* a kernel without uclamp fills no util fields */
+	return a.sched_util_max;
+}
+
+static int set_affinity(const char *list)
+{
+	cpu_set_t set;
+	char *copy = strdup(list), *tok, *save = NULL;
+
+	CPU_ZERO(&set);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int a = atoi(tok), b = strchr(tok, '-') ? atoi(strchr(tok, '-') + 1) : a;
+
+		for (int c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET(c, &set);
+	}
+	free(copy);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: e2e-worker [--work-ms W] [--period-ms P] [--seconds S] "
@@ -61,12 +105,12 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "work-ms", 1, 0, 'w' }, { "period-ms", 1, 0, 'p' }, { "seconds", 1, 0, 's' },
 		{ "warmup", 1, 0, 'W' },  { "report", 1, 0, 'r' },    { "spin", 0, 0, 'S' },
-		{ 0, 0, 0, 0 },
+		{ "children", 1, 0, 'c' }, { "affinity", 1, 0, 'a' }, { 0, 0, 0, 0 },
 	};
 	long work_ms = 1, period_ms = 10;
 	double seconds = 0, warmup = 1;
-	const char *report = NULL;
-	int spin = 0, c;
+	const char *report = NULL, *affinity = NULL;
+	int spin = 0, children = 0, c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -76,6 +120,8 @@ int main(int argc, char **argv)
 		case 'W': warmup = atof(optarg); break;
 		case 'r': report = optarg; break;
 		case 'S': spin = 1; break;
+		case 'c': children = atoi(optarg); break;
+		case 'a': affinity = optarg; break;
 		default: usage();
 		}
 	}
@@ -83,6 +129,41 @@ int main(int argc, char **argv)
 		usage();
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
+	if (children > 0) {
+		struct timespec poll = { 0, 10 * 1000 * 1000 };
+		char path[4096];
+		int i;
+
+		for (i = 0; i < 3000 && util_max_self() != 0; i++)
+			nanosleep(&poll, NULL);
+		if (util_max_self() != 0) {
+			fprintf(stderr, "e2e-worker: not tagged within 30 s: no child started\n");
+			return 1;
+		}
+		for (i = 1; i <= children; i++) {
+			pid_t p = fork();
+
+			if (p < 0)
+				return 1;
+			if (p == 0) {
+				if (affinity && set_affinity(affinity))
+					_exit(1);
+				if (report) {
+					snprintf(path, sizeof(path), "%s.%d", report, i);
+					report = strdup(path);
+				}
+				children = 0;
+				break;
+			}
+		}
+		if (children > 0) {
+			int st, bad = 0;
+
+			while (wait(&st) > 0)
+				bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+			return bad;
+		}
+	}
 	if (spin) {
 		while (!stop)
 			;
