@@ -6,6 +6,7 @@
  *   e2e-worker [--work-ms W] [--period-ms P] [--seconds S] [--warmup S] [--report FILE]
  *   e2e-worker --spin
  *   e2e-worker --children N --affinity LIST [periodic options]
+ *   e2e-worker --threads N [periodic options]
  *
  * Periodic (the default, 1 ms of work every 10 ms, forever): a jitter-like task.  With
  * --report, it attributes its own CPU time to the CPU it runs on (sched_getcpu() while it
@@ -16,10 +17,14 @@
  * tagged (util_max 0, by a daemon rule on its name), then forks N periodic children, which
  * inherit the tag at fork, so the kernel places them as jitter tasks from their first run;
  * each sets its affinity to LIST (e.g. 0-3) and reports to FILE.1 ... FILE.N.
+ *
+ * --threads N: the process has N threads in all; the N - 1 extra ones only block, so that
+ * tagging "every thread of a process" has several threads to find.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +82,14 @@ static long util_max_self(void)
 	return a.sched_util_max;
 }
 
+static void *blocked_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static int set_affinity(const char *list)
 {
 	cpu_set_t set;
@@ -96,7 +109,7 @@ static int set_affinity(const char *list)
 static void usage(void)
 {
 	fprintf(stderr, "usage: e2e-worker [--work-ms W] [--period-ms P] [--seconds S] "
-			"[--warmup S] [--report FILE] | --spin\n");
+			"[--warmup S] [--report FILE] [--threads N] | --spin\n");
 	exit(2);
 }
 
@@ -105,12 +118,13 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "work-ms", 1, 0, 'w' }, { "period-ms", 1, 0, 'p' }, { "seconds", 1, 0, 's' },
 		{ "warmup", 1, 0, 'W' },  { "report", 1, 0, 'r' },    { "spin", 0, 0, 'S' },
-		{ "children", 1, 0, 'c' }, { "affinity", 1, 0, 'a' }, { 0, 0, 0, 0 },
+		{ "children", 1, 0, 'c' }, { "affinity", 1, 0, 'a' }, { "threads", 1, 0, 't' },
+		{ 0, 0, 0, 0 },
 	};
 	long work_ms = 1, period_ms = 10;
 	double seconds = 0, warmup = 1;
 	const char *report = NULL, *affinity = NULL;
-	int spin = 0, children = 0, c;
+	int spin = 0, children = 0, threads = 1, c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -122,13 +136,22 @@ int main(int argc, char **argv)
 		case 'S': spin = 1; break;
 		case 'c': children = atoi(optarg); break;
 		case 'a': affinity = optarg; break;
+		case 't': threads = atoi(optarg); break;
 		default: usage();
 		}
 	}
-	if (optind != argc || work_ms < 0 || period_ms <= 0 || work_ms > period_ms)
+	if (optind != argc || work_ms < 0 || period_ms <= 0 || work_ms > period_ms || threads < 1)
 		usage();
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
+	for (int i = 1; i < threads; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, blocked_thread, NULL)) {
+			fprintf(stderr, "e2e-worker: cannot start thread %d of %d\n", i + 1, threads);
+			return 1;
+		}
+	}
 	if (children > 0) {
 		struct timespec poll = { 0, 10 * 1000 * 1000 };
 		char path[4096];
