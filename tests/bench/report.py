@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Turn the BENCH lines of the bench guests' consoles into report.md, results.csv and gnuplot
+scripts (tests/bench/run runs gnuplot on them).  Standard library only."""
+
+import argparse
+import csv
+import datetime
+import math
+import os
+import statistics
+
+
+def parse_console(path, kernel):
+    """Every 'BENCH what k=v ...' line of a console, as dicts (what, kernel added)."""
+    rows = []
+    if not os.path.exists(path):
+        return rows
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip().replace("\r", "")
+            if not line.startswith("BENCH "):
+                continue
+            parts = line.split()
+            d = {"what": parts[1], "boot": kernel}
+            for kv in parts[2:]:
+                if "=" in kv:
+                    k, v = kv.split("=", 1)
+                    d[k] = v
+            rows.append(d)
+    return rows
+
+
+def num(d, k):
+    try:
+        v = float(d.get(k, "nan"))
+    except ValueError:
+        return math.nan
+    return v
+
+
+def fmt(v, spec=".3f"):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return format(v, spec)
+
+
+def ratio(a, b):
+    if a is None or b is None or math.isnan(a) or math.isnan(b) or b == 0:
+        return math.nan
+    return a / b
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("out", "console-patched", "console-baseline", "failures", "kernel-patched",
+              "kernel-baseline", "icount", "quick", "command", "elapsed", "host-patched",
+              "host-baseline", "host-daemon", "console-daemon", "daemon-icount", "commit", "window", "warmup", "run-us", "period-us",
+              "msg-repeats"):
+        ap.add_argument("--" + a, required=True)
+    a = ap.parse_args()
+    rows = (parse_console(a.console_patched, "patched") +
+            parse_console(a.console_baseline, "baseline") +
+            parse_console(a.console_daemon, "daemon"))
+    by = {}
+    for r in rows:
+        by.setdefault((r["what"], r.get("label", "-")), []).append(r)
+
+    def one(what, label):
+        v = by.get((what, label))
+        return v[-1] if v else None
+
+    # results.csv: long format, one value a row.
+    with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["boot", "what", "label", "key", "value"])
+        for r in rows:
+            if r["what"] in ("res", "tl"):
+                continue
+            for k, v in r.items():
+                if k not in ("what", "boot", "label"):
+                    w.writerow([r["boot"], r["what"], r.get("label", "-"), k, v])
+
+    md = []
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    shift = int(a.icount)
+    md.append("# TurboSched benchmark report\n")
+    if a.quick == "1":
+        md.append("**Quick run (`--quick`): short windows and a small daemon bench; a smoke "
+                  "test, not the published figures.**\n")
+    md.append(f"- date: {now}; commit `{a.commit}`")
+    md.append(f"- rerun: `{a.command}` (took {a.elapsed} s on the host, guests: patched "
+              f"{a.host_patched} s, baseline {a.host_baseline} s, daemon {a.host_daemon} s)")
+    md.append(f"- kernels: patched `{a.kernel_patched}`, baseline (unpatched 6.12) "
+              f"`{a.kernel_baseline}` (kernel/build cache keys)")
+    md.append(f"- guest: x86_64, QEMU TCG, 8 vCPUs = 2 sockets x 2 cores x 2 SMT threads, "
+              f"one NUMA node per socket; `-icount shift={shift},sleep=off` (single-threaded "
+              f"TCG, guest time = instructions x {2 ** shift} ns, i.e. "
+              f"{1000 // (2 ** shift)} M instructions per guest second shared by all vCPUs), "
+              f"so host load does not change the figures")
+    md.append(f"- packing cases: N hogs (pinned one per core, spread over the nodes) and 2N "
+              f"jitter threads ({a.run_us} µs of CPU every {a.period_us} µs, tagged "
+              f"util_max = 0), {a.warmup} s warm-up, {a.window} s window; on = patched, "
+              f"kernel.sched_pack_jitter=1; off = patched, sysctl 0; base = unpatched kernel. "
+              f"On and off alternate in one boot; the baseline boots right after.")
+    md.append("")
+    fails = open(a.failures).read().strip() if os.path.exists(a.failures) else ""
+    if fails:
+        md.append("**Cases that failed in the guest:** " + "; ".join(fails.splitlines()) + "\n")
+
+    # ---- packing ----
+    ns = sorted({int(r["hogs"]) for r in rows if r["what"] == "pack" and
+                 r.get("label", "").startswith(("on-", "off-", "base-"))})
+    md.append("## Packing: tsbench, N hogs + 2N jitter threads\n")
+    head = ["N", "kernel", "jitter on busy cores", "spare-core idle", "cores woken",
+            "hog ops/s", "hog vs off", "jitter ops/s", "jitter vs off", "lat p50 µs",
+            "lat p99 µs", "lat max µs", "overruns", "packed", "fallback", "lb refused"]
+    trs, targets, plot = [], [], []
+    for n in ns:
+        off = one("pack", f"off-{n}")
+        prow = {}
+        for side in ("on", "off", "base"):
+            r = one("pack", f"{side}-{n}")
+            if not r:
+                trs.append([n, side] + ["missing"] * (len(head) - 2))
+                continue
+            prow[side] = r
+            trs.append([n, side, fmt(num(r, "share_busy")), fmt(num(r, "spare_idle"), ".4f"),
+                        r.get("cores_woken"), fmt(num(r, "hog_ops_s"), ".0f"),
+                        fmt(ratio(num(r, "hog_ops_s"), num(off, "hog_ops_s") if off else None)),
+                        fmt(num(r, "jitter_ops_s"), ".0f"),
+                        fmt(ratio(num(r, "jitter_ops_s"),
+                                  num(off, "jitter_ops_s") if off else None)),
+                        fmt(num(r, "lat_p50_us"), ".0f"), fmt(num(r, "lat_p99_us"), ".0f"),
+                        fmt(num(r, "lat_max_us"), ".0f"),
+                        f"{r.get('overruns')}/{r.get('periods')}",
+                        r.get("packed"), r.get("fallback"), r.get("lb_refused")])
+        plot.append((n, prow))
+        on = prow.get("on")
+        if on and off:
+            targets.append((n, on, off))
+    md.append(table(head, trs))
+    md.append("")
+    md.append("Jitter on busy cores: share of the jitter threads' CPU time (sampled by "
+              "themselves) on the hogs' cores, SMT siblings included. Spare-core idle: idle "
+              "share of the other cores' CPUs (/proc/stat); n/a at N = 4, where every core has "
+              "a hog. Cores woken: cores on which anything but idle ran in the window "
+              "(/proc/schedstat, kernel threads included). Latency: actual minus requested "
+              "wake-up of the jitter threads' absolute clock_nanosleep. Overruns: periods whose "
+              "work ended after the next period start (no latency sample then). Counters: "
+              "debugfs sched/turbosched deltas over the window (-1 = not present).\n")
+    md.append("![share](share.png) ![idle](idle.png)\n")
+    md.append("![latency](latency.png) ![hog throughput](hog.png)\n")
+
+    # Targets.
+    md.append("### Targets (patched kernel, packing on vs off)\n")
+    th = ["N", "≥ 95% on busy cores", "spare ≥ 99% idle", "p99 ≤ 2x off", "hog ≥ 0.97x off"]
+    tr = []
+    for n, on, off in targets:
+        sb, si = num(on, "share_busy"), num(on, "spare_idle")
+        p99r = ratio(num(on, "lat_p99_us"), num(off, "lat_p99_us"))
+        hr = ratio(num(on, "hog_ops_s"), num(off, "hog_ops_s"))
+
+        def mark(ok, text):
+            return ("met: " if ok else "**missed**: ") + text
+
+        tr.append([n, mark(sb >= 0.95, fmt(sb)),
+                   "n/a (no spare core)" if math.isnan(si) else mark(si >= 0.99, fmt(si, ".4f")),
+                   mark(p99r <= 2.0, fmt(p99r, ".2f") + "x"), mark(hr >= 0.97, fmt(hr) + "x")])
+    md.append(table(th, tr))
+    md.append("")
+
+    # ---- rt-app ----
+    rt_ns = sorted({int(r["hogs"]) for r in rows if r["what"] == "pack" and
+                    r.get("label", "").startswith("rt-")})
+    if rt_ns:
+        md.append("## rt-app: N hogs + 2N rt-app periodic tasks under `uclampset -M 0`\n")
+        md.append("Same hogs; Debian's rt-app runs 2N periodic threads (same run time and "
+                  "period) started by `uclampset -M 0 rt-app`, so they inherit util_max = 0. "
+                  "rt-app threads cannot sample their CPU, so the share on busy cores is the "
+                  "conservative /proc/schedstat estimate: 1 - (run time on spare cores, kernel "
+                  "threads included) / (rt-app CPU time). Latency is rt-app's own wu_lat.\n")
+        head = ["N", "kernel", "on busy cores (≥)", "spare-core idle", "cores woken",
+                "hog ops/s", "hog vs off", "rt-app perf/s", "wu_lat p50 µs", "p99 µs",
+                "max µs", "late periods", "packed", "fallback"]
+        trs = []
+        for n in rt_ns:
+            off = one("pack", f"rt-off-{n}")
+            for side in ("on", "off", "base"):
+                r, lat = one("pack", f"rt-{side}-{n}"), one("rtlat", f"rt-{side}-{n}")
+                if not r or not lat:
+                    trs.append([n, side] + ["missing"] * (len(head) - 2))
+                    continue
+                trs.append([n, side, fmt(num(r, "share_busy_ss")),
+                            fmt(num(r, "spare_idle"), ".4f"), r.get("cores_woken"),
+                            fmt(num(r, "hog_ops_s"), ".0f"),
+                            fmt(ratio(num(r, "hog_ops_s"), num(off, "hog_ops_s") if off else None)),
+                            fmt(num(lat, "perf_per_s"), ".0f"), lat.get("lat_p50_us"),
+                            lat.get("lat_p99_us"), lat.get("lat_max_us"),
+                            f"{lat.get('overruns')}/{lat.get('periods')}", r.get("packed"),
+                            r.get("fallback")])
+        md.append(table(head, trs))
+        md.append("")
+
+    # ---- messaging overhead ----
+    msum = {(r["boot"], r["label"]): r for r in rows if r["what"] == "msgsum"}
+    if msum:
+        md.append("## Overhead without jitter tasks: tsmsg (hackbench-style messaging)\n")
+        md.append(f"2 groups of 10 senders and 10 receivers over AF_UNIX sockets, 100-byte "
+                  f"messages; {a.msg_repeats} repeats per kernel, median. Noise: -icount makes "
+                  f"guest time instruction-counted, so the spread below is the workload's own "
+                  f"(scheduling order), not the host's. `msg` on the patched kernel has no "
+                  f"tagged task (static key off); `msg-key` keeps one sleeping tagged task so "
+                  f"that the key is on and every wake-up takes the packing check.\n")
+        base = msum.get(("baseline", "msg"))
+        head = ["kernel", "case", "runs", "median s", "min s", "max s", "vs baseline"]
+        trs = []
+        for k in (("baseline", "msg"), ("patched", "msg"), ("patched", "msg-key")):
+            r = msum.get(k)
+            if not r:
+                continue
+            trs.append([k[0], k[1], r.get("runs"), fmt(num(r, "median_s"), ".4f"),
+                        fmt(num(r, "min_s"), ".4f"), fmt(num(r, "max_s"), ".4f"),
+                        fmt(ratio(num(r, "median_s"), num(base, "median_s") if base else None),
+                            ".4f")])
+        md.append(table(head, trs))
+        md.append("\nTarget: within 1% of the baseline (ratio ≤ 1.01).\n")
+
+    # ---- daemon ----
+    dm = {r["what"]: r for r in rows if r["what"].startswith("daemon-")}
+    if dm:
+        md.append("## Daemon: turboschedd in the patched guest\n")
+        md.append("tsdaemon starts `turboschedd --foreground` with one rule (comm = tsd-match, "
+                  "re-check every 30 s) and waits for READY=1. Its own boot of the patched kernel, "
+                  f"`-icount shift={a.daemon_icount}` ({1000 // 2 ** int(a.daemon_icount)} M "
+                  "instructions per guest second for the whole guest: still slower than one "
+                  "core of current hardware); all times are guest times.\n")
+        trs = []
+        s = dm.get("daemon-start")
+        if s:
+            trs.append(["start", f"READY=1 after {s.get('ready_ms')} ms, RSS {s.get('rss_kib')} KiB", ""])
+        lat = dm.get("daemon-latency")
+        if lat:
+            p99 = num(lat, "p99_us")
+            trs.append(["exec → tagged", f"{lat.get('execs')} execs ({lat.get('missed')} not "
+                        f"tagged within 5 s): p50 {lat.get('p50_us')} µs, p90 {lat.get('p90_us')} "
+                        f"µs, p99 {lat.get('p99_us')} µs, max {lat.get('max_us')} µs",
+                        ("met" if p99 < 10000 else "**missed**") + " (p99 < 10 ms)"])
+        st = dm.get("daemon-storm")
+        if st:
+            trs.append(["storm", f"{st.get('procs')} processes in {st.get('seconds')} s "
+                        f"({st.get('procs_per_s')}/s), {st.get('long_lived')} lived "
+                        f"{st.get('long_ms')} ms: {st.get('long_tagged')} tagged, "
+                        f"{st.get('long_missed')} missed, {st.get('failed')} failed; "
+                        f"{st.get('events')} events, ENOBUFS rescans {st.get('enobufs_rescans')}",
+                        ("met" if st.get("long_missed") == "0" and st.get("failed") == "0"
+                         else "**missed**") + " (none living past 50 ms missed)"])
+        idle = dm.get("daemon-idle")
+        if idle:
+            # A window of Q seconds holds floor(Q/R) or floor(Q/R) + 1 re-checks of period R.
+            ok = num(idle, "wakeups") <= num(idle, "expected_wakeups") + 1
+            trs.append(["idle", f"{idle.get('seconds')} s quiet: {idle.get('wakeups')} wake-ups "
+                        f"(re-check every {idle.get('recheck_s')} s: {idle.get('expected_wakeups')} "
+                        f"or one more by phase), {idle.get('cpu_ms')} ms CPU ({idle.get('cpu_pct')}%), RSS "
+                        f"{idle.get('rss_kib')} KiB",
+                        ("met" if ok else "**missed**") + " (no wake-ups beyond the re-check)"])
+        tk = dm.get("daemon-tasks")
+        if tk:
+            rss = num(tk, "rss_kib")
+            trs.append(["10 000 tasks", f"{tk.get('tasks')} tasks ({tk.get('procs')} x "
+                        f"{tk.get('threads')} threads), all in the registry "
+                        f"{tk.get('all_tagged_after_spawn_s')} s after the spawn; RSS "
+                        f"{tk.get('rss_kib')} KiB (idle {tk.get('rss_idle_kib')}, peak "
+                        f"{tk.get('hwm_kib')}); `turboschedctl tasks` {tk.get('ctl_tasks_ms')} ms "
+                        f"median of 3 ({tk.get('ctl_tasks_ms_runs')}), {tk.get('ctl_tasks_lines')} "
+                        f"lines; registry empty {tk.get('untracked_after_exit_s')} s after exit",
+                        ("met" if rss < 4096 else "**missed**") + " (RSS < 4 MiB)"])
+        sp = dm.get("daemon-stop")
+        if sp:
+            trs.append(["stop", f"SIGTERM → exit {sp.get('exit')} in {sp.get('stop_ms')} ms", ""])
+        md.append(table(["part", "measured", "target"], trs))
+        md.append("")
+    elif a.quick != "1":
+        md.append("## Daemon\n\nNo daemon figures in this run (see the failures above).\n")
+
+    md.append("## Raw data\n")
+    md.append("`results.csv` holds every value of every BENCH line (boot, what, label, key, "
+              "value); the guest consoles stay in `out/bench/`.\n")
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
+    if os.path.exists(notes):
+        md.append(open(notes).read())
+    with open(os.path.join(a.out, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+    # ---- plots ----
+    with open(os.path.join(a.out, "pack.dat"), "w") as f:
+        f.write("# N share_on share_off share_base idle_on idle_off idle_base "
+                "p99_on p99_off p99_base hog_on hog_base\n")
+        for n, p in plot:
+            def g(side, k):
+                r = p.get(side)
+                v = num(r, k) if r else math.nan
+                return "NaN" if math.isnan(v) else f"{v:.4f}"
+            off_h = num(p["off"], "hog_ops_s") if "off" in p else math.nan
+            hr = [ratio(num(p[s], "hog_ops_s"), off_h) if s in p else math.nan
+                  for s in ("on", "base")]
+            f.write(" ".join([str(n)] + [g(s, "share_busy") for s in ("on", "off", "base")] +
+                             [g(s, "spare_idle") for s in ("on", "off", "base")] +
+                             [g(s, "lat_p99_us") for s in ("on", "off", "base")] +
+                             ["NaN" if math.isnan(x) else f"{x:.4f}" for x in hr]) + "\n")
+    common = ("set terminal pngcairo size 640,400 font 'sans,10'\n"
+              "set style data histogram\nset style histogram clustered gap 1\n"
+              "set style fill solid 0.8 border -1\nset key top left\nset grid ytics\n"
+              "set xlabel 'N hogs (2N jitter threads)'\n")
+    plots = {
+        "share": ("Jitter CPU time on busy cores", "share", "[0:1.05]", 2,
+                  ["on", "off", "baseline"]),
+        "idle": ("Idle share of the spare cores", "idle share", "[0:1.05]", 5,
+                 ["on", "off", "baseline"]),
+        "latency": ("Jitter wake-up latency p99", "µs (guest time)", "[0:*]", 8,
+                    ["on", "off", "baseline"]),
+        "hog": ("Hog throughput vs packing off", "ratio", "[0:1.2]", 11, ["on", "baseline"]),
+    }
+    for name, (title, ylabel, yr, col, sides) in plots.items():
+        using = ", ".join(f"'pack.dat' using {col + i}:xtic(1) title '{s}'"
+                          for i, s in enumerate(sides))
+        with open(os.path.join(a.out, name + ".gp"), "w") as f:
+            f.write(common + f"set output '{name}.png'\nset title '{title}'\n"
+                    f"set ylabel '{ylabel}'\nset yrange {yr}\nplot {using}\n")
+
+
+if __name__ == "__main__":
+    main()
