@@ -185,8 +185,10 @@ def main():
                   "period) started by `uclampset -M 0 rt-app`, so they inherit util_max = 0. "
                   "rt-app threads cannot sample their CPU, so the share on busy cores is the "
                   "conservative /proc/schedstat estimate: 1 - (run time on spare cores, kernel "
-                  "threads included) / (rt-app CPU time). Latency is rt-app's own wu_lat.\n")
-        head = ["N", "kernel", "on busy cores (≥)", "spare-core idle", "cores woken",
+                  "threads included) / (rt-app CPU time). Latency is rt-app's own wu_lat. "
+                  "Jitter threads: how many of rt-app's threads the kernel counts as jitter "
+                  "(/proc/PID/sched) just after the window.\n")
+        head = ["N", "kernel", "jitter threads", "on busy cores (≥)", "spare-core idle", "cores woken",
                 "hog ops/s", "hog vs off", "rt-app perf/s", "wu_lat p50 µs", "p99 µs",
                 "max µs", "late periods", "packed", "fallback"]
         trs = []
@@ -197,7 +199,9 @@ def main():
                 if not r or not lat:
                     trs.append([n, side] + ["missing"] * (len(head) - 2))
                     continue
-                trs.append([n, side, fmt(num(r, "share_busy_ss")),
+                tg = one("rttag", f"rt-{side}-{n}")
+                tagged = f"{tg.get('jitter')}/{tg.get('threads')}" if tg else "n/a"
+                trs.append([n, side, tagged, fmt(num(r, "share_busy_ss")),
                             fmt(num(r, "spare_idle"), ".4f"), r.get("cores_woken"),
                             fmt(num(r, "hog_ops_s"), ".0f"),
                             fmt(ratio(num(r, "hog_ops_s"), num(off, "hog_ops_s") if off else None)),
@@ -319,19 +323,22 @@ def main():
               "set style fill solid 0.8 border -1\nset key top left\nset grid ytics\n"
               "set xlabel 'N hogs (2N jitter threads)'\n")
     plots = {
-        "share": ("Jitter CPU time on busy cores", "share", "[0:1.05]", 2,
-                  ["on", "off", "baseline"]),
-        "idle": ("Idle share of the spare cores", "idle share", "[0:1.05]", 5,
-                 ["on", "off", "baseline"]),
+        "share": ("Jitter CPU time on busy cores (target 0.95 dashed)", "share", "[0:1.05]",
+                  2, ["on", "off", "baseline"], 0.95),
+        "idle": ("Idle share of the spare cores (target 0.99 dashed)", "idle share",
+                 "[0:1.05]", 5, ["on", "off", "baseline"], 0.99),
         "latency": ("Jitter wake-up latency p99", "µs (guest time)", "[0:*]", 8,
-                    ["on", "off", "baseline"]),
-        "hog": ("Hog throughput vs packing off", "ratio", "[0:1.2]", 11, ["on", "baseline"]),
+                    ["on", "off", "baseline"], None),
+        "hog": ("Hog throughput vs packing off (target 0.97 dashed)", "ratio", "[0:1.2]", 11,
+                ["on", "baseline"], 0.97),
     }
-    for name, (title, ylabel, yr, col, sides) in plots.items():
+    for name, (title, ylabel, yr, col, sides, target) in plots.items():
+        line = (f"set arrow from graph 0, first {target} to graph 1, first {target} nohead "
+                f"dashtype 2 lw 1.5\n" if target else "")
         using = ", ".join(f"'pack.dat' using {col + i}:xtic(1) title '{s}'"
                           for i, s in enumerate(sides))
         with open(os.path.join(a.out, name + ".gp"), "w") as f:
-            f.write(common + f"set output '{name}.png'\nset title '{title}'\n"
+            f.write(common + line + f"set output '{name}.png'\nset title '{title}'\n"
                     f"set ylabel '{ylabel}'\nset yrange {yr}\nplot {using}\n")
 
 
