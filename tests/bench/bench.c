@@ -144,21 +144,27 @@ int bn_spread_cpus(int *out, int max)
 	return n;
 }
 
-long bn_rss_kib(int pid)
+long bn_status_kib(int pid, const char *field)
 {
-	char path[64], buf[256];
+	char path[64], buf[256], fmt[32];
 	long kib = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(fmt, sizeof(fmt), "%s: %%ld", field);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "VmRSS: %ld", &kib) == 1)
+		if (sscanf(buf, fmt, &kib) == 1)
 			break;
 	fclose(f);
 	return kib;
+}
+
+long bn_rss_kib(int pid)
+{
+	return bn_status_kib(pid, "VmRSS");
 }
 
 void bn_schedstat_read(unsigned long long *ns, int max)

@@ -43,6 +43,8 @@ void bn_schedstat_read(unsigned long long *ns, int max);
 /* Sum of sum_exec_runtime (ns) over the threads of @pid (/proc/PID/task/[*]/schedstat). */
 unsigned long long bn_proc_runtime_ns(int pid);
 
+/* A KiB field of /proc/PID/status ("VmRSS", "VmHWM"), -1 if unknown. */
+long bn_status_kib(int pid, const char *field);
 /* Resident set of a process in KiB (VmRSS), -1 if unknown. */
 long bn_rss_kib(int pid);
 

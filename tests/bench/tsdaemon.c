@@ -353,23 +353,6 @@ static void bench_idle(void)
 	bn_end();
 }
 
-static long hwm_kib(pid_t pid)
-{
-	char path[64], buf[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "VmHWM: %ld", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static double run_ctl_tasks(long *lines)
 {
 	long long t0 = now_ns();
@@ -448,7 +431,7 @@ static void bench_tasks(void)
 
 		nanosleep(&tick, NULL);
 	}
-	long rss = bn_rss_kib(dpid), hwm = hwm_kib(dpid), lines[3];
+	long rss = bn_rss_kib(dpid), hwm = bn_status_kib(dpid, "VmHWM"), lines[3];
 	double ms[3];
 	struct bn_samples msv = { 0 };
 
