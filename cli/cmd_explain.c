@@ -89,7 +89,6 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 	                                         {NULL, 0, NULL, 0}};
 	const char *config = NULL;
 	json_object *resp = NULL;
-	char why[512];
 	pid_t pid;
 	int c;
 
@@ -104,26 +103,11 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 		return usage(o);
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
-	int r = config ? -ENOENT : daemon_call(o, &req, &resp, why, sizeof(why));
-	if (r == 1) {
-		fprintf(o->err, "turboschedctl: %s\n", why);
+	struct ts_config *cfg;
+	if (daemon_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
-	}
-	if (r < 0) {
-		struct ts_config_source src = {.path = config};
-		struct ts_config *cfg;
-		char *msgs;
+	if (cfg) {
 		int err;
-		if (!config)
-			fprintf(o->err,
-			        "turboschedctl: %s; explaining with the configuration on disk\n",
-			        why);
-		if (ts_config_load_joined(&src, &cfg, &msgs) < 0) {
-			fprintf(o->err, "turboschedctl: invalid configuration:\n%s\n",
-			        msgs ? msgs : "out of memory");
-			free(msgs);
-			return CLI_EXIT_FAILURE;
-		}
 		resp = ts_explain_pid(&cfg->rules, pid, &err);
 		ts_config_free(cfg);
 		if (!resp) {

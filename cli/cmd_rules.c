@@ -65,7 +65,6 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	const char *config = NULL;
 	struct ts_request req = {.cmd = TS_CMD_RULES};
 	json_object *resp = NULL;
-	char why[512];
 	int c;
 
 	optind = 0;
@@ -82,25 +81,10 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
-	int r = config ? -ENOENT : daemon_call(o, &req, &resp, why, sizeof(why));
-	if (r == 1) {
-		fprintf(o->err, "turboschedctl: %s\n", why);
+	struct ts_config *cfg;
+	if (daemon_call_or_load(o, &req, config, "showing", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
-	}
-	if (r < 0) {
-		/* No daemon (or --config): show what the daemon would load. */
-		struct ts_config_source src = {.path = config};
-		struct ts_config *cfg;
-		char *msgs;
-		if (!config)
-			fprintf(o->err, "turboschedctl: %s; showing the configuration on disk\n",
-			        why);
-		if (ts_config_load_joined(&src, &cfg, &msgs) < 0) {
-			fprintf(o->err, "turboschedctl: invalid configuration:\n%s\n",
-			        msgs ? msgs : "out of memory");
-			free(msgs);
-			return CLI_EXIT_FAILURE;
-		}
+	if (cfg) {
 		resp = ts_response_ok();
 		json_object_object_add(resp, "rules", ts_rules_to_json(&cfg->rules));
 		json_object_object_add(resp, "source", json_object_new_string("config"));

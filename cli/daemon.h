@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "commands.h"
+#include "config.h"
 #include "proto.h"
 #include "tag.h"
 
@@ -27,11 +28,30 @@
 int daemon_call(const struct cli_opts *o, const struct ts_request *req, json_object **resp,
                 char *why, size_t whylen);
 
+/*
+ * For commands that answer from the daemon or, without one, from the configuration on disk
+ * (explain, rules): asks the daemon unless config names a file to read instead. Returns
+ * CLI_EXIT_OK with either *resp (the daemon's answer) or *cfg (loaded from disk; the caller
+ * frees it; a note saying so and why, "...; <doing> the configuration on disk", went to stderr
+ * when the daemon did not answer), else CLI_EXIT_FAILURE after saying why.
+ */
+int daemon_call_or_load(const struct cli_opts *o, const struct ts_request *req,
+                        const char *config, const char *doing, json_object **resp,
+                        struct ts_config **cfg);
+
+struct daemon_registry_key {
+	pid_t tid;
+	size_t idx; /* in tasks */
+};
+
 struct daemon_registry {
 	bool reachable;
 	char why[256];      /* when not reachable */
 	json_object *tasks; /* the "tasks" array, owned by resp */
 	json_object *resp;
+	/* tasks' entries sorted by tid: `tasks` looks up every jitter task, often thousands */
+	struct daemon_registry_key *by_tid;
+	size_t nkeys;
 };
 
 /* Asks the daemon for its registry; never fails (an unreachable daemon is recorded in reg). */

@@ -24,12 +24,21 @@ bool cli_have_cap_sys_nice(void)
 
 void cli_user_name(uid_t uid, char *buf, size_t len)
 {
-	struct passwd *pw = getpwuid(uid);
+	/* `tasks` asks for thousands of tasks, nearly all of one user: each getpwuid() reads
+	 * /etc/passwd (or asks NSS) again. */
+	static uid_t last_uid = (uid_t)-1;
+	static char last[160];
 
-	if (pw)
-		snprintf(buf, len, "%s (uid %u)", pw->pw_name, (unsigned int)uid);
-	else
-		snprintf(buf, len, "uid %u", (unsigned int)uid);
+	if (uid != last_uid || !last[0]) {
+		struct passwd *pw = getpwuid(uid);
+
+		if (pw)
+			snprintf(last, sizeof(last), "%s (uid %u)", pw->pw_name, (unsigned int)uid);
+		else
+			snprintf(last, sizeof(last), "uid %u", (unsigned int)uid);
+		last_uid = uid;
+	}
+	snprintf(buf, len, "%s", last);
 }
 
 void cli_clamp_error(char *buf, size_t len, int err, uid_t owner, bool have_cap)

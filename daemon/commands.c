@@ -47,6 +47,7 @@ static json_object *cmd_status(struct daemon *d)
 	STAT(vanished);
 	STAT(failures);
 	STAT(external);
+	STAT(skipped);
 #undef STAT
 	ADD(o, "stats", s);
 	ADD(ctl, "served", json_object_new_int64((int64_t)d->ctl.st.served));
@@ -58,10 +59,12 @@ static json_object *cmd_status(struct daemon *d)
 
 static json_object *cmd_tasks(struct daemon *d)
 {
-	json_object *o = ts_response_ok(), *a = json_object_new_array();
-	for (size_t i = 0; i < d->eng.reg.n; i++)
-		if (d->eng.reg.v[i].how != REG_MANUAL_UNTAG)
-			json_object_array_add(a, registry_entry_to_json(&d->eng.reg.v[i]));
+	/* Serialized by client_respond() right away, while the registry is as it is now. */
+	json_object *o = ts_response_ok(), *a = registry_to_json_array(&d->eng.reg, false);
+	if (!a) {
+		json_object_put(o);
+		return ts_response_error("out of memory listing %zu tasks", d->eng.reg.n);
+	}
 	ADD(o, "tasks", a);
 	return o;
 }

@@ -29,9 +29,39 @@ void daemon_arm_recheck(const struct daemon *d)
 		log_warning("cannot arm the re-check timer: %s", strerror(errno));
 }
 
+/*
+ * Events are handled in batches (engine_on_events()): a batch shows which tasks are already
+ * gone. The size bounds how long a batch holds events back.
+ */
+#define BATCH 256
+
+struct batch {
+	struct engine *eng;
+	size_t n;
+	struct pc_event ev[BATCH];
+};
+
+static void batch_flush(struct batch *b)
+{
+	engine_on_events(b->eng, b->ev, b->n);
+	b->n = 0;
+}
+
+static void batch_add(void *ctx, const struct pc_event *ev)
+{
+	struct batch *b = ctx;
+	b->ev[b->n++] = *ev;
+	if (b->n == BATCH)
+		batch_flush(b);
+}
+
 void daemon_proc_events(struct daemon *d, int fd)
 {
-	int r = procconn_read(fd, engine_on_event, &d->eng);
+	static struct batch b;
+	b.eng = &d->eng;
+	b.n = 0;
+	int r = procconn_read(fd, batch_add, &b);
+	batch_flush(&b);
 	if (r == 1) {
 		/* The kernel dropped events: only a full scan knows what they were. */
 		log_notice("proc connector overflowed (events lost); rescanning all tasks");
@@ -84,6 +114,24 @@ void daemon_persist(struct daemon *d)
 	else if (r == 0 && d->registry_err)
 		log_info("registry %s saved again", d->registry_path);
 	d->registry_err = r;
+}
+
+int daemon_persist_throttled(struct daemon *d, long long now_ms)
+{
+	if (!d->registry_path || !d->eng.reg.dirty)
+		return -1;
+	/* Saves take at most a tenth of the daemon's time, however large the registry grows. */
+	long long gap = d->save_cost_ms * 10 > DAEMON_PERSIST_MS ? d->save_cost_ms * 10
+	                                                         : DAEMON_PERSIST_MS;
+	long long wait = d->saved_ms + gap - now_ms;
+	if (d->saved_ms && wait > 0)
+		return (int)wait;
+	long long t0 = loop_now_ms();
+	daemon_persist(d);
+	d->save_cost_ms = loop_now_ms() - t0;
+	d->saved_ms = now_ms;
+	/* A failed save stays dirty: retry at the next interval, not in a busy loop. */
+	return d->eng.reg.dirty ? DAEMON_PERSIST_MS : -1;
 }
 
 void daemon_update_status(const struct daemon *d)

@@ -31,6 +31,8 @@ struct daemon {
 	unsigned long long reloads, reload_failures;
 	char *reload_error; /* why the last reload failed; NULL when it worked */
 	int registry_err;   /* last registry_save() error, so each cause is logged once */
+	long long saved_ms;     /* loop_now_ms() of the last registry save attempt */
+	long long save_cost_ms; /* how long it took */
 	bool stop;
 };
 
@@ -56,8 +58,18 @@ void daemon_proc_events(struct daemon *d, int fd);
  */
 size_t daemon_adopt(struct daemon *d);
 
-/* Writes the registry file when the registry changed (once per event-loop round). */
+/* Writes the registry file now if the registry changed. */
 void daemon_persist(struct daemon *d);
+
+/*
+ * The event loop's save: a change after a quiet spell is written at once (a kill -9 right
+ * after a tag loses nothing), further changes at most every DAEMON_PERSIST_MS (or ten times
+ * what the last save took, if longer), because each save rewrites the whole file and a fork
+ * storm changes the registry thousands of times a second. Returns the milliseconds until a deferred save is due (the loop's timeout), or -1
+ * when nothing is pending.
+ */
+#define DAEMON_PERSIST_MS 250
+int daemon_persist_throttled(struct daemon *d, long long now_ms);
 
 /* Refreshes STATUS= with the counts. */
 void daemon_update_status(const struct daemon *d);

@@ -125,7 +125,13 @@ static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgi
 	struct reg_entry *pe = registry_find(&e->reg, ptid);
 	if (pe && ours(pe))
 		return pe;
-	/* A new thread's event names the process's parent, not the creating thread. */
+	/*
+	 * A new thread's event names the process's parent, not the creating thread: most often
+	 * the thread copied the leader's clamp; else any tagged thread of the process will do.
+	 */
+	pe = registry_find(&e->reg, ctgid);
+	if (pe && ours(pe))
+		return pe;
 	for (size_t i = 0; i < e->reg.n; i++)
 		if (e->reg.v[i].tgid == ctgid && ours(&e->reg.v[i]))
 			return &e->reg.v[i];
@@ -332,6 +338,36 @@ void engine_on_event(void *engine, const struct pc_event *ev)
 	case PC_EXIT:
 		engine_on_exit(e, ev->tgid, ev->tid);
 		break;
+	}
+}
+
+/* Whether an event after ev[i] for the same task is of kind what. */
+static bool later(const struct pc_event *ev, size_t n, size_t i, enum pc_what what)
+{
+	for (size_t j = i + 1; j < n; j++)
+		if (ev[j].tid == ev[i].tid && ev[j].what == what)
+			return true;
+	return false;
+}
+
+void engine_on_events(struct engine *e, const struct pc_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool moot = false;
+		if (ev[i].what != PC_EXIT)
+			moot = later(ev, n, i, PC_EXIT);
+		/* The exec evaluates it anyway; only a clamp inherited from a thread of ours
+		 * needs the fork's parent. */
+		if (!moot && ev[i].what == PC_FORK && ev[i].tid == ev[i].tgid) {
+			const struct reg_entry *pe = registry_find(&e->reg, ev[i].ptid);
+			moot = !(pe && ours(pe)) && later(ev, n, i, PC_EXEC);
+		}
+		if (moot) {
+			e->st.events++;
+			e->st.skipped++;
+			continue;
+		}
+		engine_on_event(e, &ev[i]);
 	}
 }
 

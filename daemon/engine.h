@@ -23,6 +23,7 @@ struct engine_stats {
 	unsigned long long vanished; /* tasks that exited mid-operation */
 	unsigned long long failures; /* clamp writes that failed */
 	unsigned long long external; /* matching tasks left alone: tagged by someone else */
+	unsigned long long skipped;  /* events not acted on: made moot by a later one (batch) */
 };
 
 struct engine {
@@ -49,6 +50,12 @@ void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid);
 struct pc_event;
 /* Dispatches one proc connector event to the functions above. */
 void engine_on_event(void *engine, const struct pc_event *ev);
+/*
+ * Handles a batch of events in order, but reads no task that a later event of the batch shows
+ * to be gone (an exit), nor a new process at fork that execs later in the batch: a daemon that
+ * falls behind in a fork storm catches up instead of reading /proc for tasks long dead.
+ */
+void engine_on_events(struct engine *e, const struct pc_event *ev, size_t n);
 
 /* Switches to a new configuration and re-evaluates every task. */
 void engine_set_config(struct engine *e, const struct ts_config *cfg);

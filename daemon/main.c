@@ -2,6 +2,7 @@
 /* turboschedd: options, start-up order, the event loop, and orderly stop. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,13 @@ static int setup(const char *socket_path)
 	} else {
 		nl_src = (struct loop_source){.fd = nfd, .cb = nl_cb};
 		loop_add(&D.loop, &nl_src, EPOLLIN);
+		int kib = procconn_rcvbuf_kib(nfd);
+		log_msg(kib < PROCCONN_RCVBUF_KIB ? LOG_NOTICE : LOG_INFO,
+		        "proc connector receive buffer: %d KiB%s", kib,
+		        kib < PROCCONN_RCVBUF_KIB
+		            ? " (net.core.rmem_max; without CAP_NET_ADMIN at start a fork storm "
+		              "overflows it sooner and forces full rescans)"
+		            : "");
 	}
 
 	D.recheck_fd = add_timer(&recheck_src, recheck_cb, 0);
@@ -149,14 +157,17 @@ static int setup(const char *socket_path)
 static void run(void)
 {
 	while (!D.stop) {
-		int timeout = control_next_timeout(&D.ctl, loop_now_ms());
+		long long now = loop_now_ms();
+		int save = daemon_persist_throttled(&D, now);
+		int timeout = control_next_timeout(&D.ctl, now);
+		if (save >= 0 && (timeout < 0 || save < timeout))
+			timeout = save;
 		int r = loop_run_once(&D.loop, timeout);
 		if (r < 0) {
 			log_err("epoll_wait: %s", strerror(-r));
 			break;
 		}
 		control_expire(&D.ctl, loop_now_ms());
-		daemon_persist(&D);
 	}
 }
 
@@ -214,6 +225,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "turboschedd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	/*
+	 * A registry save or a "tasks" reply with thousands of entries needs a buffer of a few
+	 * MiB for a moment. With a fixed mmap threshold glibc maps such buffers and unmaps them
+	 * when freed; by default it raises the threshold after the first free and keeps them in
+	 * the heap, and the daemon's RSS stays at its peak.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* The journal reads "<N>" prefixes from a service's stderr as the priority. */
 	log_use_journal_prefix(!foreground && getenv("JOURNAL_STREAM") != NULL);
 

@@ -14,8 +14,12 @@
 
 #include "log.h"
 
-/* Bursts of forks (a build) easily overflow the default; the kernel caps this at rmem_max. */
-#define RCVBUF (4 * 1024 * 1024)
+/*
+ * Bursts of forks (a build) easily overflow the default. SO_RCVBUF is capped at rmem_max (208 KiB
+ * on Debian: about 300 events); SO_RCVBUFFORCE, which needs the CAP_NET_ADMIN the daemon has
+ * while it opens the socket, is not.
+ */
+#define RCVBUF (PROCCONN_RCVBUF_KIB * 1024)
 
 static int send_op(int fd, enum proc_cn_mcast_op op)
 {
@@ -51,7 +55,8 @@ int procconn_open(void)
 
 	if (fd < 0)
 		return -errno;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
 	if (r == 0)
 		r = send_op(fd, PROC_CN_MCAST_LISTEN);
@@ -60,6 +65,15 @@ int procconn_open(void)
 		return r;
 	}
 	return fd;
+}
+
+int procconn_rcvbuf_kib(int fd)
+{
+	int sz = 0;
+	socklen_t len = sizeof(sz);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, &len) < 0)
+		return -1;
+	return sz / 2 / 1024; /* the kernel doubles what was asked, for its bookkeeping */
 }
 
 void procconn_close(int fd)

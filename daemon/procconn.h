@@ -4,7 +4,8 @@
  *
  * On 6.12 binding to CN_IDX_PROC and sending PROC_CN_MCAST_LISTEN need no capability
  * (drivers/connector/connector.c cn_bind() allows CN_IDX_PROC for everyone, and cn_proc.c only
- * requires the initial user and PID namespaces), so the daemon keeps no CAP_NET_ADMIN.
+ * requires the initial user and PID namespaces). CAP_NET_ADMIN, when held at open, only raises
+ * the receive buffer past net.core.rmem_max (SO_RCVBUFFORCE); the daemon drops it right after.
  */
 #ifndef TSD_PROCCONN_H
 #define TSD_PROCCONN_H
@@ -25,6 +26,9 @@ typedef void (*pc_event_fn)(void *ctx, const struct pc_event *ev);
 
 /* Opens, binds and subscribes. Returns the non-blocking fd or -errno. */
 int procconn_open(void);
+/* The receive buffer procconn_open() asks for, and what the socket got (-1 on error). */
+#define PROCCONN_RCVBUF_KIB 4096
+int procconn_rcvbuf_kib(int fd);
 /* Unsubscribes and closes. */
 void procconn_close(int fd);
 

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -32,17 +33,28 @@ struct reg_entry {
 	bool seen; /* mark for the full scan's sweep */
 };
 
+/*
+ * Entries live in a dense array (v[0..n)), which the scan, the stop and the "tasks" reply walk;
+ * an open-addressed index (tid -> position + 1, 0 = free) finds one by TID in constant time, so
+ * that every proc event stays cheap with thousands of tagged threads.
+ */
 struct registry {
 	struct reg_entry *v;
 	size_t n, cap;
-	bool dirty; /* changed since the last registry_save() */
+	uint32_t *slot;
+	size_t nslot; /* a power of two, at least twice cap; 0 until the first put */
+	bool dirty;   /* changed since the last registry_save() */
 };
 
 void registry_free(struct registry *r);
 /* The entry for tid (any start time), or NULL. */
 struct reg_entry *registry_find(struct registry *r, pid_t tid);
-/* Adds (or replaces the entry of the same tid). NULL on allocation failure. */
+/*
+ * Adds (or replaces the entry of the same tid). NULL on allocation failure. Entry pointers stay
+ * valid until the next registry_put() or registry_remove().
+ */
 struct reg_entry *registry_put(struct registry *r, const struct reg_entry *e);
+/* Removes e; the last entry moves into its place (iterate backwards when removing in a loop). */
 void registry_remove(struct registry *r, struct reg_entry *e);
 /* Entries that hold a tag of ours (rule or inherited). */
 size_t registry_count_tagged(const struct registry *r);
@@ -58,6 +70,12 @@ int registry_how_from_name(const char *name);
  * util_min, util_max, min_lowered.
  */
 json_object *registry_entry_to_json(const struct reg_entry *e);
+/*
+ * A JSON array of the entries (those of manual untags only when with_untag) that is written
+ * entry by entry when serialized; r must outlive it and not change before it is serialized.
+ * NULL when out of memory.
+ */
+json_object *registry_to_json_array(const struct registry *r, bool with_untag);
 /* The reverse; 0, or -EINVAL when a field is missing or out of range. */
 int registry_entry_from_json(json_object *o, struct reg_entry *out);
 

@@ -394,8 +394,6 @@ int main(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("cli");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, usage_errors_exit_2);
@@ -409,9 +407,5 @@ int main(void)
 	tcase_add_test(tc, table_and_cpulist_format);
 	tcase_add_test(tc, permission_message);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -218,6 +218,52 @@ START_TEST(test_fork_of_untagged_parent)
 }
 END_TEST
 
+static struct pc_event ev_fork(pid_t ptid, pid_t tid)
+{
+	return (struct pc_event){.what = PC_FORK, .tgid = tid, .tid = tid, .ptgid = ptid, .ptid = ptid};
+}
+
+static struct pc_event ev_of(enum pc_what what, pid_t tid)
+{
+	return (struct pc_event){.what = what, .tgid = tid, .tid = tid};
+}
+
+/*
+ * A batch that shows a task gone reads and tags nothing for it, even though /proc still has it
+ * (as it would for a task the daemon reads late); a fork followed by its exec is read once.
+ */
+START_TEST(test_batch_skips_moot_events)
+{
+	task(200, 200, "bash", 20);
+	task(500, 500, "logrotate", 50); /* still readable: a correct engine must not look */
+	task(600, 600, "logrotate", 60);
+	struct pc_event b[] = {ev_fork(200, 500), ev_of(PC_EXEC, 500), ev_fork(200, 600),
+	                       ev_of(PC_EXEC, 600), ev_of(PC_EXIT, 500)};
+	engine_on_events(&eng, b, sizeof(b) / sizeof(b[0]));
+	ck_assert_uint_eq(fake_get(500)->util_max, 1024);
+	ck_assert_ptr_null(reg(500));
+	ck_assert_uint_eq(fake_get(600)->util_max, 0);
+	ck_assert_int_eq(fake.nset, 1);
+	ck_assert_uint_eq(eng.st.skipped, 3); /* 500's fork and exec, 600's fork */
+	ck_assert_uint_eq(eng.st.events, 5);
+}
+END_TEST
+
+/* A child of a task we tagged is claimed at its fork even when it execs in the same batch. */
+START_TEST(test_batch_keeps_inheriting_fork)
+{
+	task(100, 100, "logrotate", 10);
+	engine_scan(&eng);
+	tree_add_task(700, 700, "gzip", 70, 0, 1000); /* forked (util_max 0 copied), exec'd gzip */
+	fake_add(700, 0, 0, 0);
+	struct pc_event b[] = {ev_fork(100, 700), ev_of(PC_EXEC, 700)};
+	engine_on_events(&eng, b, 2);
+	ck_assert_uint_eq(eng.st.skipped, 0);
+	ck_assert_ptr_null(reg(700));
+	ck_assert_uint_eq(fake_get(700)->util_max, 1024); /* our inherited tag, undone at exec */
+}
+END_TEST
+
 START_TEST(test_scan_forgets_gone_tasks)
 {
 	task(100, 100, "logrotate", 10);
@@ -529,6 +575,8 @@ int main(void)
 	tcase_add_test(tc, test_fork_inherits_and_exec_restores);
 	tcase_add_test(tc, test_fork_of_untagged_parent);
 	tcase_add_test(tc, test_scan_claims_inherited_after_lost_fork);
+	tcase_add_test(tc, test_batch_skips_moot_events);
+	tcase_add_test(tc, test_batch_keeps_inheriting_fork);
 	tcase_add_test(tc, test_scan_forgets_gone_tasks);
 	tcase_add_test(tc, test_restore_all_only_ours);
 	tcase_add_test(tc, test_restore_failure_keeps_entry);

@@ -178,7 +178,7 @@ START_TEST(test_atomic_write)
 	struct reg_entry e = {.tid = 42, .tgid = 42, .starttime = 18446744073709551615ull,
 	                      .since = 1700000000, .how = REG_RULE,
 	                      .prev = {.util_min = 1024, .util_max = 1024, .min_lowered = true}};
-	strcpy(e.rule, "a rule \"with\" quotes\\");
+	strcpy(e.rule, "a rule \"with\" quotes\\, a\ttab and \xc3\xbc");
 	ck_assert_ptr_nonnull(registry_put(&r, &e));
 	mode_t old = umask(0077); /* the unit's UMask */
 	ck_assert_int_eq(registry_save(&r, path), 0);
@@ -317,6 +317,87 @@ START_TEST(test_unwritable_registry_warns_once)
 }
 END_TEST
 
+/* The TID index against a plain list, through puts, replacements and removals in any order. */
+START_TEST(test_index_matches_contents)
+{
+	enum { N = 3000 };
+	static bool in[4 * N];
+	struct registry r = {0};
+	unsigned int seed = 12345;
+
+	memset(in, 0, sizeof(in));
+	for (int step = 0; step < 20 * N; step++) {
+		seed = seed * 1103515245u + 12345u;
+		/* Consecutive TIDs, as a fork burst makes them, plus scattered ones. */
+		pid_t tid = (pid_t)(1 + (seed >> 8) % (4 * N - 1));
+		struct reg_entry *e = registry_find(&r, tid);
+		ck_assert(in[tid] == (e != NULL));
+		if (e && (seed & 0x80)) {
+			registry_remove(&r, e);
+			in[tid] = false;
+		} else {
+			struct reg_entry n = {.tid = tid, .tgid = tid, .starttime = (unsigned)step};
+			ck_assert_ptr_nonnull(registry_put(&r, &n));
+			in[tid] = true;
+		}
+	}
+	size_t count = 0;
+	for (pid_t tid = 1; tid < 4 * N; tid++) {
+		struct reg_entry *e = registry_find(&r, tid);
+		ck_assert(in[tid] == (e != NULL));
+		if (e)
+			ck_assert_int_eq(e->tid, tid);
+		count += in[tid];
+	}
+	ck_assert_uint_eq(r.n, count);
+	/* Emptying it backwards, as engine_scan() sweeps, leaves nothing findable. */
+	for (size_t i = r.n; i-- > 0;)
+		registry_remove(&r, &r.v[i]);
+	for (pid_t tid = 1; tid < 4 * N; tid++)
+		ck_assert_ptr_null(registry_find(&r, tid));
+	registry_free(&r);
+}
+END_TEST
+
+/* How many entries the registry file holds now. */
+static size_t saved_entries(void)
+{
+	struct registry back = {0};
+	struct registry_load_report lr;
+	ck_assert_int_eq(registry_load(&back, path, &lr), 0);
+	size_t n = back.n;
+	registry_free(&back);
+	return n;
+}
+
+/* A change after a quiet spell is saved at once; a burst of changes at most every interval. */
+START_TEST(test_persist_throttled)
+{
+	struct daemon d;
+	long long t = 1000000;
+
+	task(100, 100, "logrotate", 10);
+	daemon_start(&d);
+	ck_assert_int_eq(daemon_persist_throttled(&d, t), -1); /* saved by daemon_start */
+	ck_assert_uint_eq(saved_entries(), 1);
+
+	task(200, 200, "logrotate", 20);
+	engine_scan(&d.eng);
+	ck_assert_int_eq(daemon_persist_throttled(&d, t), -1);
+	ck_assert_uint_eq(saved_entries(), 2); /* quiet before: written at once */
+
+	task(300, 300, "logrotate", 30);
+	engine_scan(&d.eng);
+	ck_assert_int_eq(daemon_persist_throttled(&d, t + 100), DAEMON_PERSIST_MS - 100);
+	ck_assert_uint_eq(saved_entries(), 2);
+	ck_assert(d.eng.reg.dirty);
+	ck_assert_int_eq(daemon_persist_throttled(&d, t + DAEMON_PERSIST_MS), -1);
+	ck_assert_uint_eq(saved_entries(), 3);
+	ck_assert(!d.eng.reg.dirty);
+	daemon_kill9(&d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon_registry");
@@ -328,6 +409,8 @@ int main(void)
 	tcase_add_test(tc, test_corrupt_files);
 	tcase_add_test(tc, test_one_bad_entry_among_good);
 	tcase_add_test(tc, test_unwritable_registry_warns_once);
+	tcase_add_test(tc, test_index_matches_contents);
+	tcase_add_test(tc, test_persist_throttled);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

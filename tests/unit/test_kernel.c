@@ -167,8 +167,6 @@ int main(void)
 {
 	Suite *s = suite_create("kernel");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, counters_generic);
 	tcase_add_test(tc, probe_fixture);
@@ -177,9 +175,5 @@ int main(void)
 	tcase_add_test(tc, state_corrupt_and_roundtrip);
 	tcase_add_test(tc, state_prune);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -266,8 +266,6 @@ int main(void)
 {
 	Suite *s = suite_create("tag");
 	TCase *tc = tcase_create("tag");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, encode_keep_flags);
@@ -281,9 +279,5 @@ int main(void)
 	tcase_add_test(tc, stale_identity_before_write);
 	tcase_add_test(tc, errors_per_thread);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

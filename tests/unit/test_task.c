@@ -155,8 +155,6 @@ int main(void)
 {
 	Suite *s = suite_create("task");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, stat_comm_with_spaces_and_parens);
 	tcase_add_test(tc, stat_malformed);
@@ -168,9 +166,5 @@ int main(void)
 	tcase_add_test(tc, list_fixture);
 	tcase_add_test(tc, parse_pid);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

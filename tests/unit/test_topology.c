@@ -78,16 +78,10 @@ int main(void)
 {
 	Suite *s = suite_create("topology");
 	TCase *tc = tcase_create("sysfs");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, cpulist);
 	tcase_add_test(tc, smt_pairs_two_nodes);
 	tcase_add_test(tc, no_sysfs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }
