@@ -130,8 +130,12 @@ int daemon_persist_throttled(struct daemon *d, long long now_ms)
 	daemon_persist(d);
 	d->save_cost_ms = loop_now_ms() - t0;
 	d->saved_ms = now_ms;
-	/* A failed save stays dirty: retry at the next interval, not in a busy loop. */
-	return d->eng.reg.dirty ? DAEMON_PERSIST_MS : -1;
+	if (!d->eng.reg.dirty)
+		return -1;
+	/* A failed save stays dirty: retry in 10 s (the gap is ten times the "cost"), not at
+	 * every interval, so that a missing directory does not wake the daemon 4 times a second. */
+	d->save_cost_ms = 1000;
+	return 10000;
 }
 
 void daemon_update_status(const struct daemon *d)
