@@ -120,22 +120,21 @@ int daemon_persist_throttled(struct daemon *d, long long now_ms)
 {
 	if (!d->registry_path || !d->eng.reg.dirty)
 		return -1;
-	/* Saves take at most a tenth of the daemon's time, however large the registry grows. */
-	long long gap = d->save_cost_ms * 10 > DAEMON_PERSIST_MS ? d->save_cost_ms * 10
-	                                                         : DAEMON_PERSIST_MS;
-	long long wait = d->saved_ms + gap - now_ms;
-	if (d->saved_ms && wait > 0)
-		return (int)wait;
+	if (d->saved_ms && d->saved_ms + d->save_gap_ms > now_ms)
+		return (int)(d->saved_ms + d->save_gap_ms - now_ms);
 	long long t0 = loop_now_ms();
 	daemon_persist(d);
-	d->save_cost_ms = loop_now_ms() - t0;
+	long long cost = loop_now_ms() - t0;
 	d->saved_ms = now_ms;
-	if (!d->eng.reg.dirty)
+	if (!d->eng.reg.dirty) {
+		/* Saves take at most a tenth of the daemon's time, however large the registry. */
+		d->save_gap_ms = cost * 10 > DAEMON_PERSIST_MS ? cost * 10 : DAEMON_PERSIST_MS;
 		return -1;
-	/* A failed save stays dirty: retry in 10 s (the gap is ten times the "cost"), not at
-	 * every interval, so that a missing directory does not wake the daemon 4 times a second. */
-	d->save_cost_ms = 1000;
-	return 10000;
+	}
+	/* A failed save stays dirty: retry in 10 s, so that a missing directory does not wake
+	 * the daemon 4 times a second. */
+	d->save_gap_ms = 10000;
+	return (int)d->save_gap_ms;
 }
 
 void daemon_update_status(const struct daemon *d)

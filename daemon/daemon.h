@@ -31,8 +31,8 @@ struct daemon {
 	unsigned long long reloads, reload_failures;
 	char *reload_error; /* why the last reload failed; NULL when it worked */
 	int registry_err;   /* last registry_save() error, so each cause is logged once */
-	long long saved_ms;     /* loop_now_ms() of the last registry save attempt */
-	long long save_cost_ms; /* how long it took */
+	long long saved_ms;    /* loop_now_ms() of the last registry save attempt */
+	long long save_gap_ms; /* how long after it the next save may come */
 	bool stop;
 };
 
