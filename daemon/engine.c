@@ -19,6 +19,7 @@ void engine_init(struct engine *e, const struct ts_config *cfg)
 {
 	memset(e, 0, sizeof(*e));
 	e->cfg = cfg;
+	e->parts = ts_ruleset_parts(&cfg->rules);
 }
 
 void engine_free(struct engine *e)
@@ -203,10 +204,14 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 	}
 }
 
-/* Reads thread and leader; false when the thread is gone (its entry is then dropped). */
-static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, struct ts_task *t, struct ts_task *p)
+/*
+ * Reads thread and leader, with the parts the rules need and `extra`; false when the thread is
+ * gone (its entry is then dropped).
+ */
+static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, unsigned int extra, struct ts_task *t,
+                      struct ts_task *p)
 {
-	int r = ts_rules_read_task(tgid, tid, t, p);
+	int r = ts_rules_read_task(tgid, tid, e->parts | extra, t, p);
 	if (r < 0) {
 		struct reg_entry *ent = registry_find(&e->reg, tid);
 		if (r == -ESRCH) {
@@ -219,17 +224,13 @@ static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, struct ts_task *t
 		}
 		return false;
 	}
-	/* A leader that cannot be read (exiting) leaves the thread's own attributes as best guess.
-	 */
-	if (t->tgid == tid || ts_task_read(t->tgid, t->tgid, p) < 0)
-		*p = *t;
 	return true;
 }
 
 void engine_eval(struct engine *e, pid_t tgid, pid_t tid)
 {
 	struct ts_task t, p;
-	if (read_pair(e, tgid, tid, &t, &p))
+	if (read_pair(e, tgid, tid, 0, &t, &p))
 		eval_task(e, &t, &p);
 }
 
@@ -241,9 +242,10 @@ static void eval_process(struct engine *e, pid_t tgid, bool scan)
 		return;
 	for (size_t i = 0; i < threads.n; i++) {
 		struct ts_task t, p;
-		if (!read_pair(e, tgid, threads.v[i], &t, &p))
+		/* A scan reads the status for the real tgid: /proc/TID of a non-leader is a thread
+		 * directory of its own, reachable although readdir() does not list it. */
+		if (!read_pair(e, tgid, threads.v[i], scan ? TS_TASK_STATUS : 0, &t, &p))
 			continue;
-		/* Only reached through a hidden thread directory (/proc/TID of a non-leader). */
 		if (scan && t.tgid != tgid)
 			break;
 		eval_task(e, &t, &p);
@@ -282,7 +284,7 @@ void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_
 
 	(void)ptgid;
 	e->st.events++;
-	if (!read_pair(e, ctgid, ctid, &t, &p))
+	if (!read_pair(e, ctgid, ctid, 0, &t, &p))
 		return;
 	/*
 	 * The kernel copies the clamp on fork: a child of our tagged task is tagged too, and it is
@@ -374,6 +376,7 @@ void engine_on_events(struct engine *e, const struct pc_event *ev, size_t n)
 void engine_set_config(struct engine *e, const struct ts_config *cfg)
 {
 	e->cfg = cfg;
+	e->parts = ts_ruleset_parts(&cfg->rules);
 	engine_scan(e);
 }
 

@@ -28,6 +28,7 @@ struct engine_stats {
 
 struct engine {
 	const struct ts_config *cfg; /* not owned */
+	unsigned int parts;          /* what of a task the rules look at: ts_ruleset_parts() */
 	struct registry reg;
 	struct engine_stats st;
 };

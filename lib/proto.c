@@ -312,7 +312,7 @@ json_object *ts_explain_to_json(const struct ts_ruleset *rs, const struct ts_tas
 json_object *ts_explain_pid(const struct ts_ruleset *rs, pid_t pid, int *err)
 {
 	struct ts_task t, p;
-	int r = ts_rules_read_task(0, pid, &t, &p);
+	int r = ts_rules_read_task(0, pid, TS_TASK_ALL, &t, &p);
 	json_object *o = r < 0 ? NULL : ts_explain_to_json(rs, &t, &p);
 
 	*err = r < 0 ? r : o ? 0 : -ENOMEM;

@@ -51,14 +51,29 @@ void ts_subject_from_task(const struct ts_task *t, struct ts_subject *out)
 	out->uid = t->euid;
 }
 
-int ts_rules_read_task(pid_t tgid, pid_t tid, struct ts_task *thread, struct ts_task *process)
+int ts_rules_read_task(pid_t tgid, pid_t tid, unsigned int parts, struct ts_task *thread,
+                       struct ts_task *process)
 {
-	int r = ts_task_read(tgid, tid, thread);
+	int r = ts_task_read_parts(tgid, tid, parts, thread);
 	if (r < 0)
 		return r;
-	if (thread->tgid == tid || ts_task_read(thread->tgid, thread->tgid, process) < 0)
+	if (thread->tgid == tid ||
+	    ts_task_read_parts(thread->tgid, thread->tgid, parts, process) < 0)
 		*process = *thread;
 	return 0;
+}
+
+unsigned int ts_ruleset_parts(const struct ts_ruleset *rs)
+{
+	unsigned int parts = 0;
+
+	for (size_t i = 0; i < rs->nrules; i++) {
+		if (rs->rules[i].nuser)
+			parts |= TS_TASK_STATUS;
+		if (rs->rules[i].ncgroup)
+			parts |= TS_TASK_CGROUP;
+	}
+	return parts;
 }
 
 static const char *match_globs(char *const *globs, size_t n, const char *s, int flags)

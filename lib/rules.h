@@ -96,10 +96,18 @@ struct ts_task;
 void ts_subject_from_task(const struct ts_task *t, struct ts_subject *out);
 
 /*
- * Reads what the matcher needs: the thread and its thread-group leader (tgid 0: looked up). A
- * leader that cannot be read (exiting) is replaced by the thread itself. 0, -ESRCH or -errno.
+ * Reads the thread and its thread-group leader (tgid 0: looked up), with the optional parts
+ * `parts` of each (enum ts_task_part). A leader that cannot be read (exiting) is replaced by the
+ * thread itself. 0, -ESRCH or -errno.
  */
-int ts_rules_read_task(pid_t tgid, pid_t tid, struct ts_task *thread, struct ts_task *process);
+int ts_rules_read_task(pid_t tgid, pid_t tid, unsigned int parts, struct ts_task *thread,
+                       struct ts_task *process);
+
+/*
+ * The parts of a task (enum ts_task_part) the rules of `rs` look at: an event costs one file
+ * read per task when every rule matches on comm only.
+ */
+unsigned int ts_ruleset_parts(const struct ts_ruleset *rs);
 
 /*
  * Matches one rule. `thread` is the task itself and `process` its thread-group leader (the same

@@ -176,6 +176,11 @@ static void parse_status(struct ts_task *t, const char *buf)
 
 int ts_task_read(pid_t tgid, pid_t tid, struct ts_task *out)
 {
+	return ts_task_read_parts(tgid, tid, TS_TASK_ALL, out);
+}
+
+int ts_task_read_parts(pid_t tgid, pid_t tid, unsigned int parts, struct ts_task *out)
+{
 	pid_t dir = tgid ? tgid : tid;
 	struct ts_stat st;
 	char *buf;
@@ -202,18 +207,20 @@ int ts_task_read(pid_t tgid, pid_t tid, struct ts_task *out)
 	out->policy = st.policy;
 
 	/* The rest is best effort: a task exiting now still has the identity read above. */
-	if (read_task_file(&buf, dir, tid, "status") == 0) {
+	if (!tgid)
+		parts |= TS_TASK_STATUS;
+	if ((parts & TS_TASK_STATUS) && read_task_file(&buf, dir, tid, "status") == 0) {
 		parse_status(out, buf);
 		free(buf);
 	}
 	if (!out->tgid)
 		out->tgid = tid;
-	if (read_task_file(&buf, dir, tid, "cgroup") == 0) {
+	if ((parts & TS_TASK_CGROUP) && read_task_file(&buf, dir, tid, "cgroup") == 0) {
 		if (ts_cgroup_parse(buf, out->cgroup, sizeof(out->cgroup)) < 0)
 			out->cgroup[0] = '\0';
 		free(buf);
 	}
-	if (read_task_file(&buf, dir, tid, "sched") == 0) {
+	if ((parts & TS_TASK_SCHED) && read_task_file(&buf, dir, tid, "sched") == 0) {
 		out->jitter = ts_sched_jitter_parse(buf);
 		free(buf);
 	}

@@ -52,11 +52,22 @@ struct ts_task {
 	int jitter; /* from .../sched "jitter": 1, 0, or -1 when the line is absent */
 };
 
+/* The optional parts of a task; stat (identity, comm, parent, CPU) is always read. */
+enum ts_task_part {
+	TS_TASK_STATUS = 1 << 0, /* ruid, euid; also read whenever the tgid is to be looked up */
+	TS_TASK_CGROUP = 1 << 1,
+	TS_TASK_SCHED = 1 << 2, /* jitter */
+	TS_TASK_ALL = TS_TASK_STATUS | TS_TASK_CGROUP | TS_TASK_SCHED,
+};
+
 /*
- * Reads a task below the root: stat (required), status, cgroup and sched (optional; missing ones
- * leave defaults). tgid 0 means "look up the tgid" (tid is read from /proc/TID). Returns 0, -ESRCH
- * when the task does not exist (any more), or another -errno.
+ * Reads a task below the root: stat (required), and of status, cgroup and sched (optional;
+ * missing ones leave defaults) those in `parts`. tgid 0 means "look up the tgid" (tid is read
+ * from /proc/TID). Returns 0, -ESRCH when the task does not exist (any more), or another -errno.
  */
+int ts_task_read_parts(pid_t tgid, pid_t tid, unsigned int parts, struct ts_task *out);
+
+/* ts_task_read_parts() with TS_TASK_ALL. */
 int ts_task_read(pid_t tgid, pid_t tid, struct ts_task *out);
 
 /* Only the start time (cheap, for identity re-checks). 0, -ESRCH or -errno. */

@@ -195,6 +195,27 @@ START_TEST(test_unknown_attributes_fail_closed)
 }
 END_TEST
 
+/* What the daemon reads per event follows the fields the rules (exclusions too) use. */
+START_TEST(test_parts_follow_the_fields)
+{
+	static const char comm_only[] = "[rule j]\ncomm = logrotate\n";
+	static const char excl_cgroup[] = "[rule j]\ncomm = logrotate\n"
+	                                  "[exclude crit]\ncgroup = /critical.slice/*\n";
+	struct ts_config *c;
+	struct ts_diag d;
+
+	ck_assert_uint_eq(ts_ruleset_parts(&cfg->rules), TS_TASK_STATUS | TS_TASK_CGROUP);
+	ck_assert_int_eq(
+	    ts_config_parse_buffer("p.conf", comm_only, sizeof(comm_only) - 1, NULL, &c, &d), 0);
+	ck_assert_uint_eq(ts_ruleset_parts(&c->rules), 0);
+	ts_config_free(c);
+	ck_assert_int_eq(
+	    ts_config_parse_buffer("p.conf", excl_cgroup, sizeof(excl_cgroup) - 1, NULL, &c, &d), 0);
+	ck_assert_uint_eq(ts_ruleset_parts(&c->rules), TS_TASK_CGROUP);
+	ts_config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rules");
@@ -209,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, test_subject_from_task);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_unknown_attributes_fail_closed);
+	tcase_add_test(tc, test_parts_follow_the_fields);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -117,6 +117,29 @@ START_TEST(read_fixture_missing_files)
 }
 END_TEST
 
+/* Only the parts asked for are read; stat always, status also to look the tgid up. */
+START_TEST(read_fixture_parts)
+{
+	struct ts_task t;
+
+	ts_root_set(fixture("proc-basic"));
+	ck_assert_int_eq(ts_task_read_parts(4242, 4242, 0, &t), 0);
+	ck_assert_str_eq(t.comm, "my) (weird) proc");
+	ck_assert_uint_eq(t.starttime, 123456);
+	ck_assert_uint_eq(t.euid, (uid_t)-1);
+	ck_assert_str_eq(t.cgroup, "");
+	ck_assert_int_eq(t.jitter, -1);
+	ck_assert_int_eq(ts_task_read_parts(4242, 4242, TS_TASK_CGROUP, &t), 0);
+	ck_assert_str_eq(t.cgroup, "/user.slice/user-1000.slice/session-2.scope");
+	ck_assert_uint_eq(t.euid, (uid_t)-1);
+	ck_assert_int_eq(ts_task_read_parts(0, 4242, 0, &t), 0);
+	ck_assert_int_eq(t.tgid, 4242);
+	ck_assert_uint_eq(t.euid, 1001);
+	ck_assert_str_eq(t.cgroup, "");
+	ts_root_set("");
+}
+END_TEST
+
 START_TEST(list_fixture)
 {
 	struct ts_pidlist l = {0};
@@ -163,6 +186,7 @@ int main(void)
 	tcase_add_test(tc, sched_jitter_line);
 	tcase_add_test(tc, read_fixture_task);
 	tcase_add_test(tc, read_fixture_missing_files);
+	tcase_add_test(tc, read_fixture_parts);
 	tcase_add_test(tc, list_fixture);
 	tcase_add_test(tc, parse_pid);
 	suite_add_tcase(s, tc);
