@@ -43,8 +43,8 @@ static void record(struct engine *e, const struct ts_task *t, const char *rule, 
 	    .prev = *prev,
 	    .how = how,
 	    .seen = true,
+	    .rule = rule,
 	};
-	snprintf(n.rule, sizeof(n.rule), "%s", rule);
 	if (!registry_put(&e->reg, &n))
 		log_err("out of memory: task %d tagged but not recorded", (int)t->tid);
 }
@@ -154,9 +154,9 @@ static struct reg_entry *claim_inherited(struct engine *e, const struct ts_task 
 
 	if (!src || src->tid == t->tid || ts_clamp_get(t->tid, &c) < 0 || !ts_clamp_is_jitter(&c))
 		return NULL;
+	/* src moves or goes when the registry grows; its name and clamp do not. */
 	struct ts_prev prev = src->prev;
-	char rule[sizeof(src->rule)];
-	memcpy(rule, src->rule, sizeof(rule));
+	const char *rule = src->rule;
 	record(e, t, rule, REG_INHERITED, &prev);
 	return registry_find(&e->reg, t->tid);
 }
@@ -188,10 +188,10 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 	if (v.kind == TS_VERDICT_TAG) {
 		if (!ent)
 			tag_task(e, t, v.rule->name);
-		else if (strcmp(ent->rule, v.rule->name) != 0) {
-			snprintf(ent->rule, sizeof(ent->rule), "%s", v.rule->name);
-			e->reg.dirty = true;
-		}
+		else if (strcmp(ent->rule, v.rule->name) != 0 &&
+		         !registry_set_rule(&e->reg, ent, v.rule->name))
+			log_err("out of memory: task %d keeps rule %s in the registry", (int)t->tid,
+			        ent->rule);
 		return;
 	}
 	if (ent) {

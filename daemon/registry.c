@@ -14,6 +14,9 @@
 
 void registry_free(struct registry *r)
 {
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
 	free(r->v);
 	free(r->slot);
 	memset(r, 0, sizeof(*r));
@@ -58,12 +61,43 @@ struct reg_entry *registry_find(struct registry *r, pid_t tid)
 	return s ? &r->v[s - 1] : NULL;
 }
 
+/* r's copy of name; NULL when out of memory. */
+static const char *intern(struct registry *r, const char *name)
+{
+	if (!name)
+		name = "";
+	for (size_t i = 0; i < r->nnames; i++)
+		if (strcmp(r->names[i], name) == 0)
+			return r->names[i];
+	char **v = realloc(r->names, (r->nnames + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	r->names = v;
+	if (!(v[r->nnames] = strdup(name)))
+		return NULL;
+	return v[r->nnames++];
+}
+
+bool registry_set_rule(struct registry *r, struct reg_entry *e, const char *rule)
+{
+	const char *name = intern(r, rule);
+	if (!name)
+		return false;
+	e->rule = name;
+	r->dirty = true;
+	return true;
+}
+
 struct reg_entry *registry_put(struct registry *r, const struct reg_entry *e)
 {
+	const char *name = intern(r, e->rule);
+	if (!name)
+		return NULL;
 	struct reg_entry *old = registry_find(r, e->tid);
 	r->dirty = true;
 	if (old) {
 		*old = *e;
+		old->rule = name;
 		return old;
 	}
 	if (r->n == r->cap) {
@@ -79,6 +113,7 @@ struct reg_entry *registry_put(struct registry *r, const struct reg_entry *e)
 	if (r->nslot < 2 * r->cap && !reindex(r, 4 * r->cap))
 		return NULL;
 	r->v[r->n] = *e;
+	r->v[r->n].rule = name;
 	r->slot[probe(r, e->tid)] = (uint32_t)(r->n + 1);
 	return &r->v[r->n++];
 }
@@ -280,9 +315,9 @@ int registry_entry_from_json(json_object *o, struct reg_entry *out)
 	    (how = registry_how_from_name(json_object_get_string(v))) < 0)
 		return -EINVAL;
 	if (!json_object_object_get_ex(o, "rule", &v) || !json_object_is_type(v, json_type_string) ||
-	    (size_t)json_object_get_string_len(v) >= sizeof(out->rule))
+	    (size_t)json_object_get_string_len(v) >= REG_RULE_MAX)
 		return -EINVAL;
-	memcpy(out->rule, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
+	out->rule = json_object_get_string(v);
 	if (!json_object_object_get_ex(o, "min_lowered", &v) ||
 	    !json_object_is_type(v, json_type_boolean))
 		return -EINVAL;

@@ -26,7 +26,10 @@ enum reg_how {
 struct reg_entry {
 	pid_t tid, tgid;
 	unsigned long long starttime;
-	char rule[64]; /* rule name, "" for manual */
+	/* The rule's name, "" for manual. registry_put() keeps its own copy, one per distinct name
+	 * (10 000 entries of two rules then cost pointers, not 10 000 names): entries in a registry
+	 * point into it for as long as the registry lives. */
+	const char *rule;
 	time_t since;
 	struct ts_prev prev;
 	enum reg_how how;
@@ -44,16 +47,23 @@ struct registry {
 	uint32_t *slot;
 	size_t nslot; /* a power of two, at least twice cap; 0 until the first put */
 	bool dirty;   /* changed since the last registry_save() */
+	char **names; /* the distinct rule names of entries ever put; few, never freed before r */
+	size_t nnames;
 };
+
+/* The longest rule name a registry file may hold (a sanity bound for reading, not a config limit). */
+#define REG_RULE_MAX 4096
 
 void registry_free(struct registry *r);
 /* The entry for tid (any start time), or NULL. */
 struct reg_entry *registry_find(struct registry *r, pid_t tid);
 /*
- * Adds (or replaces the entry of the same tid). NULL on allocation failure. Entry pointers stay
- * valid until the next registry_put() or registry_remove().
+ * Adds (or replaces the entry of the same tid), with r's own copy of e->rule (NULL: ""). NULL on
+ * allocation failure. Entry pointers stay valid until the next registry_put() or registry_remove().
  */
 struct reg_entry *registry_put(struct registry *r, const struct reg_entry *e);
+/* Renames the rule of an entry of r; false when out of memory (the entry is unchanged). */
+bool registry_set_rule(struct registry *r, struct reg_entry *e, const char *rule);
 /* Removes e; the last entry moves into its place (iterate backwards when removing in a loop). */
 void registry_remove(struct registry *r, struct reg_entry *e);
 /* Entries that hold a tag of ours (rule or inherited). */
@@ -76,7 +86,10 @@ json_object *registry_entry_to_json(const struct reg_entry *e);
  * NULL when out of memory.
  */
 json_object *registry_to_json_array(const struct registry *r, bool with_untag);
-/* The reverse; 0, or -EINVAL when a field is missing or out of range. */
+/*
+ * The reverse; 0, or -EINVAL when a field is missing or out of range. out->rule points into o:
+ * registry_put() copies it.
+ */
 int registry_entry_from_json(json_object *o, struct reg_entry *out);
 
 /*

@@ -172,13 +172,38 @@ START_TEST(test_inherited_tags_survive_restart)
 }
 END_TEST
 
+/* One copy per distinct rule name, owned by the registry: the caller's buffer may go. */
+START_TEST(test_rule_names_shared)
+{
+	struct registry r = {0};
+	char buf[16];
+
+	for (int i = 0; i < 1000; i++) {
+		snprintf(buf, sizeof(buf), "rule-%d", i % 2);
+		struct reg_entry e = {.tid = 1000 + i, .tgid = 1000 + i, .how = REG_RULE, .rule = buf};
+		ck_assert_ptr_nonnull(registry_put(&r, &e));
+	}
+	strcpy(buf, "overwritten");
+	ck_assert_uint_eq(r.nnames, 2);
+	ck_assert_str_eq(registry_find(&r, 1000)->rule, "rule-0");
+	ck_assert_str_eq(registry_find(&r, 1001)->rule, "rule-1");
+	ck_assert_ptr_eq(registry_find(&r, 1000)->rule, registry_find(&r, 1998)->rule);
+	ck_assert(registry_set_rule(&r, registry_find(&r, 1000), "rule-1"));
+	ck_assert_ptr_eq(registry_find(&r, 1000)->rule, registry_find(&r, 1001)->rule);
+	ck_assert_uint_eq(r.nnames, 2);
+	struct reg_entry manual = {.tid = 5, .tgid = 5, .how = REG_MANUAL_TAG};
+	ck_assert_str_eq(registry_put(&r, &manual)->rule, "");
+	registry_free(&r);
+}
+END_TEST
+
 START_TEST(test_atomic_write)
 {
 	struct registry r = {0};
 	struct reg_entry e = {.tid = 42, .tgid = 42, .starttime = 18446744073709551615ull,
 	                      .since = 1700000000, .how = REG_RULE,
-	                      .prev = {.util_min = 1024, .util_max = 1024, .min_lowered = true}};
-	strcpy(e.rule, "a rule \"with\" quotes\\, a\ttab and \xc3\xbc");
+	                      .prev = {.util_min = 1024, .util_max = 1024, .min_lowered = true},
+	                      .rule = "a rule \"with\" quotes\\, a\ttab and \xc3\xbc"};
 	ck_assert_ptr_nonnull(registry_put(&r, &e));
 	mode_t old = umask(0077); /* the unit's UMask */
 	ck_assert_int_eq(registry_save(&r, path), 0);
@@ -405,6 +430,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_restart_adopts_and_restores);
 	tcase_add_test(tc, test_inherited_tags_survive_restart);
+	tcase_add_test(tc, test_rule_names_shared);
 	tcase_add_test(tc, test_atomic_write);
 	tcase_add_test(tc, test_corrupt_files);
 	tcase_add_test(tc, test_one_bad_entry_among_good);
