@@ -208,8 +208,8 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
  * Reads thread and leader, with the parts the rules need and `extra`; false when the thread is
  * gone (its entry is then dropped).
  */
-static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, unsigned int extra, struct ts_task *t,
-                      struct ts_task *p)
+static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, unsigned int extra,
+                      struct ts_task *t, struct ts_task *p)
 {
 	int r = ts_rules_read_task(tgid, tid, e->parts | extra, t, p);
 	if (r < 0) {

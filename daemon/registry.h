@@ -51,7 +51,7 @@ struct registry {
 	size_t nnames;
 };
 
-/* The longest rule name a registry file may hold (a sanity bound for reading, not a config limit). */
+/* The longest rule name a registry file may hold: a bound for reading, not a config limit. */
 #define REG_RULE_MAX 4096
 
 void registry_free(struct registry *r);

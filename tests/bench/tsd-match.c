@@ -3,8 +3,9 @@
  * tsd-match: the process the daemon benchmark (tsdaemon) execs; its comm matches the
  * benchmark's rule.  Modes:
  *
- *   tsd-match lat T0_NS      poll (every 100 us) until this task is tagged (util_max = 0), print the time
- *                            since T0_NS (CLOCK_MONOTONIC, taken just before execve) in ns;
+ *   tsd-match lat T0_NS      poll (every 100 us) until this task is tagged (util_max = 0),
+ *                            print the time since T0_NS (CLOCK_MONOTONIC, taken just
+ *                            before execve) in ns;
  *                            exit 1 if not tagged within 5 s
  *   tsd-match storm LIFE_MS  live LIFE_MS from the execve, then exit 0 if tagged, 3 if not
  *                            (LIFE_MS 0: exit at once)

@@ -161,8 +161,8 @@ static void test_exec(long base, const char *self_path)
 	kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "a tagged thread keeps its class across exec (status %d)", status);
 	count = kt_stat_wait("jitter_tasks", want_count(base), DEAD_SWITCH_MS);
-	kt_ok(count == want_count(base), "count back to start after tagged threads exec and exit (%ld)",
-	      count);
+	kt_ok(count == want_count(base),
+	      "count back to start after tagged threads exec and exit (%ld)", count);
 }
 
 static void test_rt(void)

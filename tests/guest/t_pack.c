@@ -81,7 +81,8 @@ static _Noreturn void jitter(struct shared *sh, int idx, const struct opts *o)
 
 	/* --start only places the fork: the children may then go anywhere but outside --mask */
 	if (o->mask || o->start)
-		kt_pin(0, o->mask ? o->mask : kt_nr_cpus() >= 64 ? ~0ULL : (1ULL << kt_nr_cpus()) - 1);
+		kt_pin(0, o->mask ? o->mask
+				  : kt_nr_cpus() >= 64 ? ~0ULL : (1ULL << kt_nr_cpus()) - 1);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!sh->stop) {
 		double end = kt_thread_cpu() + o->work_ms / 1000.0, last = kt_thread_cpu();

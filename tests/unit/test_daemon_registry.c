@@ -180,7 +180,8 @@ START_TEST(test_rule_names_shared)
 
 	for (int i = 0; i < 1000; i++) {
 		snprintf(buf, sizeof(buf), "rule-%d", i % 2);
-		struct reg_entry e = {.tid = 1000 + i, .tgid = 1000 + i, .how = REG_RULE, .rule = buf};
+		struct reg_entry e = {
+		    .tid = 1000 + i, .tgid = 1000 + i, .how = REG_RULE, .rule = buf};
 		ck_assert_ptr_nonnull(registry_put(&r, &e));
 	}
 	strcpy(buf, "overwritten");
