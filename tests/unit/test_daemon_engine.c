@@ -511,6 +511,23 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 END_TEST
 
 /* Reload through the daemon: a good file switches and re-evaluates, a bad one changes nothing. */
+/* The fixture's rules are comm-only, so events read stat alone: a new configuration with a
+ * user rule must make them read the owner as well, or the rule could never match. */
+START_TEST(test_new_rules_read_what_they_need)
+{
+	static const char text[] = "[rule by-user]\nuser = 1000\n";
+	struct ts_config *c;
+	struct ts_diag d;
+	ck_assert_int_eq(ts_config_parse_buffer("u.conf", text, sizeof(text) - 1, NULL, &c, &d), 0);
+	engine_set_config(&eng, c);
+	task(800, 800, "anything", 80); /* owned by uid 1000 */
+	engine_on_exec(&eng, 800, 800);
+	ck_assert_uint_eq(fake_get(800)->util_max, 0);
+	engine_set_config(&eng, cfg);
+	ts_config_free(c);
+}
+END_TEST
+
 START_TEST(test_reload)
 {
 	char path[512];
@@ -584,6 +601,7 @@ int main(void)
 	tcase_add_test(tc, test_overlong_comm_and_cgroup);
 	tcase_add_test(tc, test_enobufs_rescans);
 	tcase_add_test(tc, test_fork_storm_overrun_misses_nothing);
+	tcase_add_test(tc, test_new_rules_read_what_they_need);
 	tcase_add_test(tc, test_reload);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
