@@ -289,6 +289,28 @@ double kt_thread_cpu(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void kt_spin_for(double seconds)
+{
+	double end = kt_thread_cpu() + seconds;
+
+	while (kt_thread_cpu() < end)
+		;
+}
+
+_Noreturn void kt_hog(int cpu, int duty)
+{
+	kt_pin(0, 1ULL << cpu);
+	for (;;) {
+		if (duty >= 100) {
+			kt_spin_for(1.0);
+			continue;
+		}
+		kt_spin_for(duty / 10000.0); /* of a 10 ms period */
+		struct timespec rest = { 0, (100 - duty) * 100 * 1000 };
+		nanosleep(&rest, NULL);
+	}
+}
+
 void kt_pin(pid_t tid, uint64_t mask)
 {
 	cpu_set_t set;

@@ -29,22 +29,12 @@ struct shared {
 static struct shared *sh;
 static pid_t jitter_pid[NJ];
 
-static _Noreturn void hog(int cpu)
-{
-	kt_pin(0, 1ULL << cpu);
-	for (;;)
-		;
-}
-
 static _Noreturn void jitter(int idx)
 {
 	struct timespec period = { 0, 9 * 1000 * 1000 };
 
 	while (!sh->stop) {
-		double end = kt_thread_cpu() + 0.001;
-
-		while (kt_thread_cpu() < end)
-			;
+		kt_spin_for(0.001);
 		sh->periods[idx]++;
 		nanosleep(&period, NULL);
 	}
@@ -119,22 +109,91 @@ static void hotplug_step(const char *what, const int *cpus, int n)
 	kt_ok(ok && ran_off && all_progress(5, 10000), "offline/online %s: tasks kept running", what);
 }
 
+struct step {
+	char what[64];
+	int cpus[8], n;
+};
+
+/* "cpu3" or "cpus 5,6,7", then " (why)". */
+static void name_step(struct step *st, const char *why)
+{
+	size_t len = (size_t)snprintf(st->what, sizeof(st->what), "cpu%s", st->n > 1 ? "s " : "");
+
+	for (int i = 0; i < st->n && len < sizeof(st->what); i++)
+		len += (size_t)snprintf(st->what + len, sizeof(st->what) - len, "%s%d", i ? "," : "",
+					st->cpus[i]);
+	if (len < sizeof(st->what))
+		snprintf(st->what + len, sizeof(st->what) - len, " (%s)", why);
+}
+
+/*
+ * The hotplug steps, from the topology: a hog's SMT sibling (none on one-thread cores), the
+ * first whole core without a hog, and the last node's CPUs but its hog.
+ */
+static int plan_steps(struct step *st, const int *hog, int nr)
+{
+	int n = 0;
+
+	for (int c = 1; c < nr; c++)
+		if (kt_core_of(c) == kt_core_of(hog[0])) {
+			st[n].cpus[0] = c;
+			st[n].n = 1;
+			name_step(&st[n++], "sibling of a hog");
+			break;
+		}
+	for (int c = 1; c < nr; c++) {
+		int core = kt_core_of(c);
+
+		if (core == kt_core_of(0) || core == kt_core_of(hog[0]) || core == kt_core_of(hog[1]))
+			continue;
+		st[n].n = 0;
+		for (int d = 0; d < nr && st[n].n < 8; d++)
+			if (kt_core_of(d) == core)
+				st[n].cpus[st[n].n++] = d;
+		name_step(&st[n++], "a whole core");
+		break;
+	}
+	st[n].n = 0;
+	for (int c = 1; c < nr && st[n].n < 8; c++)
+		if (kt_node_of(c) == kt_node_of(hog[1]) && c != hog[1])
+			st[n].cpus[st[n].n++] = c;
+	if (st[n].n > 0)
+		name_step(&st[n++], "the last node but its hog");
+	return n;
+}
+
 int main(void)
 {
 	pid_t hogs[2];
-	int nr = kt_nr_cpus();
+	int nr = kt_nr_cpus(), hog[2] = { 0, 0 }, nsteps;
+	uint64_t all;
 	long packed0, packed1;
+	struct step steps[3];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (nr < 8)
-		kt_bail("needs the 8-CPU x86_64 topology, found %d CPUs", nr);
+	if (nr < 4 || nr > 64)
+		kt_bail("needs 4 to 64 CPUs on two NUMA nodes, found %d CPUs", nr);
+	all = nr == 64 ? ~0ULL : (1ULL << nr) - 1;
+	/* One hog on the first CPU of the first and of the last node. */
+	for (int c = 0; c < nr; c++)
+		if (kt_node_of(c) > kt_node_of(hog[1]))
+			hog[1] = c;
+	while (hog[1] > 0 && kt_node_of(hog[1] - 1) == kt_node_of(hog[1]))
+		hog[1]--;
+	if (hog[1] == 0)
+		kt_bail("needs two NUMA nodes");
+	nsteps = plan_steps(steps, hog, nr);
+	/*
+	 * A one-thread core busy all the time has no room left for a jitter task: half-busy hogs
+	 * there (as in suite-ppc64le's pack-node), so that "packing resumed" can be seen.
+	 */
+	int duty = kt_core_of(1) == kt_core_of(0) ? 100 : 50;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	hogs[0] = fork();
-	if (hogs[0] == 0)
-		hog(0);
-	hogs[1] = fork();
-	if (hogs[1] == 0)
-		hog(4);
+	for (int i = 0; i < 2; i++) {
+		hogs[i] = fork();
+		if (hogs[i] == 0)
+			kt_hog(hog[i], duty);
+	}
 	kt_set_util_max(0, 0, -1, false);
 	for (int i = 0; i < NJ; i++) {
 		jitter_pid[i] = fork();
@@ -143,14 +202,13 @@ int main(void)
 	}
 	kt_set_util_max(0, 1024, -1, false);
 
-	kt_plan(8);
+	kt_plan(5 + nsteps);
 	kt_ok(all_progress(20, 10000), "jitter tasks run");
 
-	int sibling[] = { 1 }, core[] = { 2, 3 }, far[] = { 5, 6, 7 };
 	int last = last_cpu(jitter_pid[0]);
 
-	hotplug_step("cpu1 (sibling of a hog)", sibling, 1);
-	hotplug_step("cpus 2-3 (a whole core)", core, 2);
+	for (int i = 0; i < nsteps; i++)
+		hotplug_step(steps[i].what, steps[i].cpus, steps[i].n);
 	if (last <= 0)
 		last = 1; /* cpu0 cannot go offline */
 	int lastv[] = { last };
@@ -158,18 +216,17 @@ int main(void)
 
 	snprintf(what, sizeof(what), "cpu%d (where a jitter task last ran)", last);
 	hotplug_step(what, lastv, 1);
-	hotplug_step("cpus 5-7", far, 3);
 
 	/* Affinity churn: each task gets a random mask of online CPUs, many times. */
 	unsigned int seed = 1;
 	for (int round = 0; round < 300; round++) {
-		uint64_t mask = (rand_r(&seed) & 0xff) | 1ULL << (rand_r(&seed) % nr);
+		uint64_t mask = ((uint64_t)rand_r(&seed) & all) | 1ULL << (rand_r(&seed) % nr);
 
 		kt_pin(jitter_pid[round % NJ], mask);
 	}
-	kt_pin(0, 0xff);
+	kt_pin(0, all);
 	for (int i = 0; i < NJ; i++)
-		kt_pin(jitter_pid[i], 0xff);
+		kt_pin(jitter_pid[i], all);
 	kt_ok(all_progress(5, 10000), "affinity churn: tasks kept running");
 
 	/* The runtime switch flipping under load. */

@@ -44,28 +44,6 @@ struct opts {
 	int key;
 };
 
-static void spin_for(double seconds)
-{
-	double end = kt_thread_cpu() + seconds;
-
-	while (kt_thread_cpu() < end)
-		;
-}
-
-static _Noreturn void hog(int cpu, int duty)
-{
-	kt_pin(0, 1ULL << cpu);
-	for (;;) {
-		if (duty >= 100) {
-			spin_for(1.0);
-			continue;
-		}
-		spin_for(duty / 10000.0); /* of a 10 ms period */
-		struct timespec rest = { 0, (100 - duty) * 100 * 1000 };
-		nanosleep(&rest, NULL);
-	}
-}
-
 static void ts_add_ms(struct timespec *ts, int ms)
 {
 	ts->tv_nsec += (long)ms * 1000000L;
@@ -258,7 +236,7 @@ int main(int argc, char **argv)
 			continue;
 		hog_pids[nhogs] = fork();
 		if (hog_pids[nhogs] == 0)
-			hog(c, o.hog_duty);
+			kt_hog(c, o.hog_duty);
 		nhogs++;
 	}
 	parent = fork();
