@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,6 +228,17 @@ static void daemon_human(FILE *f, const struct daemon_registry *reg, json_object
 	}
 	fprintf(f, "Daemon:               running (pid %d, %d tasks tagged)\n",
 	        json_object_get_int(field(st, "pid")), json_object_get_int(field(st, "tagged")));
+	json_object *stats = field(st, "stats");
+	int64_t late = json_object_get_int64(field(stats, "late"));
+	if (late > 0)
+		fprintf(
+		    f,
+		    "Events:               %" PRId64 " of %" PRId64
+		    " handled more than %d ms late (worst %.1f ms): matching tasks shorter-lived "
+		    "than that may have run untagged\n",
+		    late, json_object_get_int64(field(stats, "events")),
+		    json_object_get_int(field(stats, "late_ms")),
+		    (double)json_object_get_int64(field(stats, "lag_max_us")) / 1000.0);
 	if (err && json_object_is_type(err, json_type_string))
 		fprintf(f,
 		        "Last reload:          FAILED, the previous configuration stays in force:\n"
@@ -256,6 +268,8 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 		copy_field(d, dst, "tagged");
 		/* {"count","failures","ok","error"}: error is why the last reload failed. */
 		copy_field(d, dst, "last_reload");
+		/* Its counters: events, scans, tags, late events (late, lag_max_us). */
+		copy_field(d, dst, "stats");
 		json_object_object_add(root, "daemon", d);
 		for (size_t c = 0; c < topo->ncores; c++) {
 			json_object *e = json_object_new_object(), *cl = json_object_new_array();

@@ -48,6 +48,9 @@ static json_object *cmd_status(struct daemon *d)
 	STAT(failures);
 	STAT(external);
 	STAT(skipped);
+	STAT(late);
+	STAT(lag_max_us);
+	ADD(s, "late_ms", json_object_new_int(ENGINE_LATE_MS));
 #undef STAT
 	ADD(o, "stats", s);
 	ADD(ctl, "served", json_object_new_int64((int64_t)d->ctl.st.served));

@@ -24,7 +24,13 @@ struct engine_stats {
 	unsigned long long failures; /* clamp writes that failed */
 	unsigned long long external; /* matching tasks left alone: tagged by someone else */
 	unsigned long long skipped;  /* events not acted on: made moot by a later one (batch) */
+	/* Events done more than ENGINE_LATE_MS after the kernel sent them, and the worst delay. */
+	unsigned long long late;
+	unsigned long long lag_max_us;
 };
+
+/* A matching task that lives shorter than this may exit untagged once the daemon is this late. */
+#define ENGINE_LATE_MS 10
 
 struct engine {
 	const struct ts_config *cfg; /* not owned */

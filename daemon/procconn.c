@@ -142,6 +142,7 @@ static int deliver(const void *data, size_t len, pc_event_fn fn, void *ctx)
 #undef NEED
 	if (ev.tid <= 0 || ev.tgid <= 0)
 		return -EBADMSG;
+	ev.ts_ns = pe->timestamp_ns;
 	fn(ctx, &ev);
 	return 1;
 }

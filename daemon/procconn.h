@@ -19,7 +19,8 @@ enum pc_what { PC_FORK, PC_EXEC, PC_COMM, PC_UID, PC_EXIT };
 struct pc_event {
 	enum pc_what what;
 	pid_t tgid, tid;
-	pid_t ptgid, ptid; /* PC_FORK: the parent */
+	pid_t ptgid, ptid;        /* PC_FORK: the parent */
+	unsigned long long ts_ns; /* CLOCK_MONOTONIC when the kernel sent it */
 };
 
 typedef void (*pc_event_fn)(void *ctx, const struct pc_event *ev);

@@ -190,6 +190,13 @@ void bn_schedstat_read(unsigned long long *ns, int max)
 
 unsigned long long bn_proc_runtime_ns(int pid)
 {
+	unsigned long long wait;
+
+	return bn_proc_sched_ns(pid, &wait);
+}
+
+unsigned long long bn_proc_sched_ns(int pid, unsigned long long *wait_ns)
+{
 	char path[64], file[400];
 	unsigned long long total = 0;
 	struct dirent *d;
@@ -199,8 +206,9 @@ unsigned long long bn_proc_runtime_ns(int pid)
 	dir = opendir(path);
 	if (!dir)
 		return 0;
+	*wait_ns = 0;
 	while ((d = readdir(dir))) {
-		unsigned long long ns;
+		unsigned long long ns, wait;
 		FILE *f;
 
 		if (d->d_name[0] == '.')
@@ -209,8 +217,10 @@ unsigned long long bn_proc_runtime_ns(int pid)
 		f = fopen(file, "r");
 		if (!f)
 			continue;
-		if (fscanf(f, "%llu", &ns) == 1)
+		if (fscanf(f, "%llu %llu", &ns, &wait) == 2) {
 			total += ns;
+			*wait_ns += wait;
+		}
 		fclose(f);
 	}
 	closedir(dir);

@@ -42,6 +42,8 @@ int bn_spread_cpus(int *out, int max);
 void bn_schedstat_read(unsigned long long *ns, int max);
 /* Sum of sum_exec_runtime (ns) over the threads of @pid (/proc/PID/task/[*]/schedstat). */
 unsigned long long bn_proc_runtime_ns(int pid);
+/* The same, and in *wait_ns the time they waited on a runqueue, runnable but not running. */
+unsigned long long bn_proc_sched_ns(int pid, unsigned long long *wait_ns);
 
 /* A KiB field of /proc/PID/status ("VmRSS", "VmHWM"), -1 if unknown. */
 long bn_status_kib(int pid, const char *field);

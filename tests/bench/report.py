@@ -262,7 +262,10 @@ def main():
                         f"({st.get('procs_per_s')}/s), {st.get('long_lived')} lived "
                         f"{st.get('long_ms')} ms: {st.get('long_tagged')} tagged, "
                         f"{st.get('long_missed')} missed, {st.get('failed')} failed; "
-                        f"{st.get('events')} events, ENOBUFS rescans {st.get('enobufs_rescans')}",
+                        f"{st.get('events')} events, ENOBUFS rescans {st.get('enobufs_rescans')}; "
+                        f"{st.get('late_events')} events done later than 10 ms; daemon CPU "
+                        f"{st.get('daemon_cpu_ms')} ms ({st.get('daemon_cpu_pct')}% of the "
+                        f"storm), runnable but waiting {st.get('daemon_wait_ms')} ms",
                         ("met" if st.get("long_missed") == "0" and st.get("failed") == "0"
                          else "**missed**") + " (none living past 50 ms missed)"])
         idle = dm.get("daemon-idle")

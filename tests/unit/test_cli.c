@@ -310,7 +310,8 @@ static pid_t fake_daemon(const char *path, int n)
 			    "{\"ok\":true,\"pid\":4242,\"version\":\"0.1.0\",\"tagged\":3,"
 			    "\"last_reload\":{\"count\":2,\"failures\":1,\"ok\":false,"
 			    "\"error\":\"/etc/turbosched/conf.d/10-x.conf:3: [rule x] unknown key "
-			    "'com'\"}}");
+			    "'com'\"},\"stats\":{\"events\":1000,\"late\":7,\"lag_max_us\":48500,"
+			    "\"late_ms\":10}}");
 		else
 			resp = json_tokener_parse("{\"ok\":true,\"tasks\":[]}");
 		size_t len;
@@ -322,6 +323,7 @@ static pid_t fake_daemon(const char *path, int n)
 	_exit(0);
 }
 
+/* The daemon's failed reload and its late events, in JSON and for people. */
 START_TEST(status_shows_failed_reload)
 {
 	char sock[108];
@@ -338,6 +340,7 @@ START_TEST(status_shows_failed_reload)
 	ck_assert(!json_object_get_boolean(get(rl, "ok")));
 	ck_assert_str_eq(json_object_get_string(get(rl, "error")),
 	                 "/etc/turbosched/conf.d/10-x.conf:3: [rule x] unknown key 'com'");
+	ck_assert_int_eq(json_object_get_int(get(get(dj, "stats"), "late")), 7);
 	json_object_put(j);
 
 	d = fake_daemon(sock, 2);
@@ -345,6 +348,9 @@ START_TEST(status_shows_failed_reload)
 	ck_assert_int_eq(waitpid(d, &st, 0), d);
 	ck_assert_ptr_nonnull(strstr(out_buf, "Daemon:               running (pid 4242, 3 tasks "
 	                                      "tagged)\n"
+	                                      "Events:               7 of 1000 handled more "
+	                                      "than 10 ms late (worst 48.5 ms): matching tasks "
+	                                      "shorter-lived than that may have run untagged\n"
 	                                      "Last reload:          FAILED, the previous "
 	                                      "configuration stays in force:\n"
 	                                      "/etc/turbosched/conf.d/10-x.conf:3: [rule x] "

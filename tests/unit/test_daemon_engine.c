@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -218,6 +219,26 @@ START_TEST(test_fork_of_untagged_parent)
 }
 END_TEST
 
+/*
+ * A new process forked by a thread the daemon does not track is not read at its fork (it would
+ * wait for the child's exec, /proc/PID/stat takes the exec lock); its exec decides. The child
+ * here already shows a matching comm, as one read in the middle of its exec would.
+ */
+START_TEST(test_fork_of_unmatched_parent_waits_for_exec)
+{
+	task(200, 200, "bash", 20);
+	engine_scan(&eng);
+	task(900, 900, "logrotate", 90);
+	engine_on_fork(&eng, 200, 200, 900, 900);
+	ck_assert_ptr_null(reg(900));
+	ck_assert_uint_eq(fake_get(900)->util_max, 1024);
+	ck_assert_uint_eq(eng.st.skipped, 1);
+	engine_on_exec(&eng, 900, 900);
+	ck_assert_ptr_nonnull(reg(900));
+	ck_assert_uint_eq(fake_get(900)->util_max, 0);
+}
+END_TEST
+
 static struct pc_event ev_fork(pid_t ptid, pid_t tid)
 {
 	return (struct pc_event){.what = PC_FORK, .tgid = tid, .tid = tid, .ptgid = ptid, .ptid = ptid};
@@ -261,6 +282,32 @@ START_TEST(test_batch_keeps_inheriting_fork)
 	ck_assert_uint_eq(eng.st.skipped, 0);
 	ck_assert_ptr_null(reg(700));
 	ck_assert_uint_eq(fake_get(700)->util_max, 1024); /* our inherited tag, undone at exec */
+}
+END_TEST
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec;
+}
+
+/*
+ * Events the kernel sent long before the daemon got to them count as late, with the worst
+ * delay; fresh ones and ones without a timestamp do not. The stamps are a second in the past
+ * or in the future of the clock, so the result does not depend on how fast the test runs.
+ */
+START_TEST(test_late_events_counted)
+{
+	unsigned long long now = mono_ns();
+	struct pc_event b[] = {ev_of(PC_EXIT, 901), ev_of(PC_EXIT, 902), ev_of(PC_EXIT, 903)};
+	b[0].ts_ns = now - 1500000000ULL; /* 1.5 s ago */
+	b[1].ts_ns = now + 1000000000ULL; /* "later than now": a clock step, not a delay */
+	b[2].ts_ns = 0;                   /* no timestamp */
+	engine_on_events(&eng, b, 3);
+	ck_assert_uint_eq(eng.st.late, 1);
+	ck_assert_uint_ge(eng.st.lag_max_us, 1500000);
+	ck_assert_uint_lt(eng.st.lag_max_us, 60000000);
 }
 END_TEST
 
@@ -591,9 +638,11 @@ int main(void)
 	tcase_add_test(tc, test_pid_reuse);
 	tcase_add_test(tc, test_fork_inherits_and_exec_restores);
 	tcase_add_test(tc, test_fork_of_untagged_parent);
+	tcase_add_test(tc, test_fork_of_unmatched_parent_waits_for_exec);
 	tcase_add_test(tc, test_scan_claims_inherited_after_lost_fork);
 	tcase_add_test(tc, test_batch_skips_moot_events);
 	tcase_add_test(tc, test_batch_keeps_inheriting_fork);
+	tcase_add_test(tc, test_late_events_counted);
 	tcase_add_test(tc, test_scan_forgets_gone_tasks);
 	tcase_add_test(tc, test_restore_all_only_ours);
 	tcase_add_test(tc, test_restore_failure_keeps_entry);
