@@ -28,6 +28,8 @@ struct shared {
 
 static struct shared *sh;
 static pid_t jitter_pid[NJ];
+static pid_t hog_pid[2];
+static int hog_cpu[2];
 
 static _Noreturn void jitter(int idx)
 {
@@ -106,6 +108,12 @@ static void hotplug_step(const char *what, const int *cpus, int n)
 
 	for (int i = 0; i < n; i++)
 		ok &= set_online(cpus[i], 1) == 0;
+	/*
+	 * Taking a hog's CPU away widens the hog's mask to every CPU, and it stays wide when the
+	 * CPU returns: pin it back, or the later "packing resumed" depends on where it wandered.
+	 */
+	for (int i = 0; i < 2; i++)
+		kt_pin(hog_pid[i], 1ULL << hog_cpu[i]);
 	kt_ok(ok && ran_off && all_progress(5, 10000), "offline/online %s: tasks kept running", what);
 }
 
@@ -164,8 +172,7 @@ static int plan_steps(struct step *st, const int *hog, int nr)
 
 int main(void)
 {
-	pid_t hogs[2];
-	int nr = kt_nr_cpus(), hog[2] = { 0, 0 }, nsteps;
+	int nr = kt_nr_cpus(), nsteps;
 	uint64_t all;
 	long packed0, packed1;
 	struct step steps[3];
@@ -176,13 +183,13 @@ int main(void)
 	all = nr == 64 ? ~0ULL : (1ULL << nr) - 1;
 	/* One hog on the first CPU of the first and of the last node. */
 	for (int c = 0; c < nr; c++)
-		if (kt_node_of(c) > kt_node_of(hog[1]))
-			hog[1] = c;
-	while (hog[1] > 0 && kt_node_of(hog[1] - 1) == kt_node_of(hog[1]))
-		hog[1]--;
-	if (hog[1] == 0)
+		if (kt_node_of(c) > kt_node_of(hog_cpu[1]))
+			hog_cpu[1] = c;
+	while (hog_cpu[1] > 0 && kt_node_of(hog_cpu[1] - 1) == kt_node_of(hog_cpu[1]))
+		hog_cpu[1]--;
+	if (hog_cpu[1] == 0)
 		kt_bail("needs two NUMA nodes");
-	nsteps = plan_steps(steps, hog, nr);
+	nsteps = plan_steps(steps, hog_cpu, nr);
 	/*
 	 * A one-thread core busy all the time has no room left for a jitter task: half-busy hogs
 	 * there (as in suite-ppc64le's pack-node), so that "packing resumed" can be seen.
@@ -190,9 +197,9 @@ int main(void)
 	int duty = kt_core_of(1) == kt_core_of(0) ? 100 : 50;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	for (int i = 0; i < 2; i++) {
-		hogs[i] = fork();
-		if (hogs[i] == 0)
-			kt_hog(hog[i], duty);
+		hog_pid[i] = fork();
+		if (hog_pid[i] == 0)
+			kt_hog(hog_cpu[i], duty);
 	}
 	kt_set_util_max(0, 0, -1, false);
 	for (int i = 0; i < NJ; i++) {
@@ -251,8 +258,8 @@ int main(void)
 	for (int i = 0; i < NJ; i++)
 		waitpid(jitter_pid[i], NULL, 0);
 	for (int i = 0; i < 2; i++) {
-		kill(hogs[i], SIGKILL);
-		waitpid(hogs[i], NULL, 0);
+		kill(hog_pid[i], SIGKILL);
+		waitpid(hog_pid[i], NULL, 0);
 	}
 	return kt_exit_status();
 }
