@@ -16,7 +16,10 @@
  * --children N: a parent that waits (polling its own clamp, 30 s at most) until it has been
  * tagged (util_max 0, by a daemon rule on its name), then forks N periodic children, which
  * inherit the tag at fork, so the kernel places them as jitter tasks from their first run;
- * each sets its affinity to LIST (e.g. 0-3) and reports to FILE.1 ... FILE.N.
+ * each sets its affinity to LIST (e.g. 0-3) and reports to FILE.1 ... FILE.N.  Child i starts
+ * its periods (i - 1) / N of a period after child 1: children forked back to back would
+ * otherwise wake together all run, and each would find the other running on the busy CPU,
+ * which the kernel does not count as busy (docs/known-problems.md).
  *
  * --threads N: the process has N threads in all; the N - 1 extra ones only block, so that
  * tagging "every thread of a process" has several threads to find.
@@ -54,9 +57,9 @@ static double now(clockid_t c)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void add_ms(struct timespec *ts, long ms)
+static void add_us(struct timespec *ts, long us)
 {
-	ts->tv_nsec += ms * 1000000L;
+	ts->tv_nsec += us * 1000L;
 	while (ts->tv_nsec >= 1000000000L) {
 		ts->tv_nsec -= 1000000000L;
 		ts->tv_sec++;
@@ -109,35 +112,56 @@ static int set_affinity(const char *list)
 static void usage(void)
 {
 	fprintf(stderr, "usage: e2e-worker [--work-ms W] [--period-ms P] [--seconds S] "
-			"[--warmup S] [--report FILE] [--threads N] | --spin\n");
+	                "[--warmup S] [--report FILE] [--threads N] | --spin\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "work-ms", 1, 0, 'w' }, { "period-ms", 1, 0, 'p' }, { "seconds", 1, 0, 's' },
-		{ "warmup", 1, 0, 'W' },  { "report", 1, 0, 'r' },    { "spin", 0, 0, 'S' },
-		{ "children", 1, 0, 'c' }, { "affinity", 1, 0, 'a' }, { "threads", 1, 0, 't' },
-		{ 0, 0, 0, 0 },
+	    {"work-ms", 1, 0, 'w'},  {"period-ms", 1, 0, 'p'},
+	    {"seconds", 1, 0, 's'},  {"warmup", 1, 0, 'W'},
+	    {"report", 1, 0, 'r'},   {"spin", 0, 0, 'S'},
+	    {"children", 1, 0, 'c'}, {"affinity", 1, 0, 'a'},
+	    {"threads", 1, 0, 't'},  {0, 0, 0, 0},
 	};
 	long work_ms = 1, period_ms = 10;
 	double seconds = 0, warmup = 1;
 	const char *report = NULL, *affinity = NULL;
 	int spin = 0, children = 0, threads = 1, c;
+	long phase_us = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'w': work_ms = atol(optarg); break;
-		case 'p': period_ms = atol(optarg); break;
-		case 's': seconds = atof(optarg); break;
-		case 'W': warmup = atof(optarg); break;
-		case 'r': report = optarg; break;
-		case 'S': spin = 1; break;
-		case 'c': children = atoi(optarg); break;
-		case 'a': affinity = optarg; break;
-		case 't': threads = atoi(optarg); break;
-		default: usage();
+		case 'w':
+			work_ms = atol(optarg);
+			break;
+		case 'p':
+			period_ms = atol(optarg);
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		case 'W':
+			warmup = atof(optarg);
+			break;
+		case 'r':
+			report = optarg;
+			break;
+		case 'S':
+			spin = 1;
+			break;
+		case 'c':
+			children = atoi(optarg);
+			break;
+		case 'a':
+			affinity = optarg;
+			break;
+		case 't':
+			threads = atoi(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc || work_ms < 0 || period_ms <= 0 || work_ms > period_ms || threads < 1)
@@ -148,12 +172,13 @@ int main(int argc, char **argv)
 		pthread_t t;
 
 		if (pthread_create(&t, NULL, blocked_thread, NULL)) {
-			fprintf(stderr, "e2e-worker: cannot start thread %d of %d\n", i + 1, threads);
+			fprintf(stderr, "e2e-worker: cannot start thread %d of %d\n", i + 1,
+			        threads);
 			return 1;
 		}
 	}
 	if (children > 0) {
-		struct timespec poll = { 0, 10 * 1000 * 1000 };
+		struct timespec poll = {0, 10 * 1000 * 1000};
 		char path[4096];
 		int i;
 
@@ -175,6 +200,7 @@ int main(int argc, char **argv)
 					snprintf(path, sizeof(path), "%s.%d", report, i);
 					report = strdup(path);
 				}
+				phase_us = (i - 1) * period_ms * 1000L / children;
 				children = 0;
 				break;
 			}
@@ -199,6 +225,10 @@ int main(int argc, char **argv)
 	struct timespec next;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	if (phase_us) {
+		add_us(&next, phase_us);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
 	while (!stop) {
 		double t = now(CLOCK_MONOTONIC) - start;
 		int measuring = t >= warmup;
@@ -215,15 +245,17 @@ int main(int argc, char **argv)
 			last = n;
 		}
 		periods += measuring;
-		add_ms(&next, period_ms);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR && !stop)
+		add_us(&next, period_ms * 1000L);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR &&
+		       !stop)
 			;
 	}
 	if (report) {
 		FILE *f = fopen(report, "w");
 
 		if (!f) {
-			fprintf(stderr, "e2e-worker: cannot write %s: %s\n", report, strerror(errno));
+			fprintf(stderr, "e2e-worker: cannot write %s: %s\n", report,
+			        strerror(errno));
 			return 1;
 		}
 		for (int i = 0; i < MAX_CPUS; i++)
@@ -231,7 +263,8 @@ int main(int argc, char **argv)
 				fprintf(f, "cpu %d %.6f\n", i, cpu_time[i]);
 		fprintf(f, "periods %ld\n", periods);
 		if (fclose(f)) {
-			fprintf(stderr, "e2e-worker: cannot write %s: %s\n", report, strerror(errno));
+			fprintf(stderr, "e2e-worker: cannot write %s: %s\n", report,
+			        strerror(errno));
 			return 1;
 		}
 	}
