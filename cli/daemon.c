@@ -27,9 +27,8 @@ int daemon_call(const struct cli_opts *o, const struct ts_request *req, json_obj
 	return r == 1 ? 1 : r;
 }
 
-int daemon_call_or_load(const struct cli_opts *o, const struct ts_request *req,
-                        const char *config, const char *doing, json_object **resp,
-                        struct ts_config **cfg)
+int daemon_call_or_load(const struct cli_opts *o, const struct ts_request *req, const char *config,
+                        const char *doing, json_object **resp, struct ts_config **cfg)
 {
 	char why[512];
 	char *msgs = NULL;
@@ -118,7 +117,6 @@ void daemon_registry_free(struct daemon_registry *reg)
 	free(reg->by_tid);
 	memset(reg, 0, sizeof(*reg));
 }
-
 
 /* The range [*lo, *hi) of tasks' indexes to look at for tid. */
 static void candidates(const struct daemon_registry *reg, pid_t tid, size_t *lo, size_t *hi)

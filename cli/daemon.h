@@ -35,9 +35,8 @@ int daemon_call(const struct cli_opts *o, const struct ts_request *req, json_obj
  * frees it; a note saying so and why, "...; <doing> the configuration on disk", went to stderr
  * when the daemon did not answer), else CLI_EXIT_FAILURE after saying why.
  */
-int daemon_call_or_load(const struct cli_opts *o, const struct ts_request *req,
-                        const char *config, const char *doing, json_object **resp,
-                        struct ts_config **cfg);
+int daemon_call_or_load(const struct cli_opts *o, const struct ts_request *req, const char *config,
+                        const char *doing, json_object **resp, struct ts_config **cfg);
 
 struct daemon_registry_key {
 	pid_t tid;

@@ -56,9 +56,10 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 		log_warning("refused '%s' from pid %d (uid %u): it holds neither root nor "
 		            "CAP_SYS_NICE",
 		            ts_cmd_name(req.cmd), (int)cl->peer.pid, (unsigned)cl->peer.uid);
-		return ts_response_error("permission denied: '%s' needs root or CAP_SYS_NICE (run "
-		                         "it with sudo); status, tasks, explain and rules need none",
-		                         ts_cmd_name(req.cmd));
+		return ts_response_error(
+		    "permission denied: '%s' needs root or CAP_SYS_NICE (run "
+		    "it with sudo); status, tasks, explain and rules need none",
+		    ts_cmd_name(req.cmd));
 	}
 	c->st.served++;
 	return c->handler(c->ctx, &req, &cl->peer);
@@ -151,8 +152,9 @@ static struct control_client *free_slot(struct control *c)
 		c->st.evicted++;
 		log_debug("dropping idle control client pid %d: %d clients connected",
 		          (int)oldest->peer.pid, CONTROL_MAX_CLIENTS);
-		send_refusal(oldest->src.fd, "dropped: too many clients connected and this one sent "
-		                             "no request; connect again and send the request at once");
+		send_refusal(oldest->src.fd,
+		             "dropped: too many clients connected and this one sent "
+		             "no request; connect again and send the request at once");
 		client_close(oldest);
 	}
 	return oldest;
@@ -173,7 +175,8 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 		if (!cl || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &l) < 0) {
 			/* Every slot busy answering: a flood must not exhaust our descriptors. */
 			c->st.rejected++;
-			send_refusal(fd, "turboschedd is busy: too many clients connected; try again");
+			send_refusal(fd,
+			             "turboschedd is busy: too many clients connected; try again");
 			close(fd);
 			continue;
 		}

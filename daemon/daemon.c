@@ -87,11 +87,13 @@ size_t daemon_adopt(struct daemon *d)
 		            "turboschedctl untag PID)",
 		            d->registry_path, rep.why);
 	else if (r < 0)
-		log_warning("cannot read the registry %s: %s; ignoring it (tags a previous run left "
-		            "are treated as external)",
-		            d->registry_path, strerror(-r));
+		log_warning(
+		    "cannot read the registry %s: %s; ignoring it (tags a previous run left "
+		    "are treated as external)",
+		    d->registry_path, strerror(-r));
 	if (rep.bad)
-		log_warning("registry %s: %zu malformed entries skipped", d->registry_path, rep.bad);
+		log_warning("registry %s: %zu malformed entries skipped", d->registry_path,
+		            rep.bad);
 	struct adopt_stats st = engine_adopt(&d->eng, &saved);
 	registry_free(&saved);
 	if (st.adopted || st.dropped)
@@ -108,9 +110,10 @@ void daemon_persist(struct daemon *d)
 		return;
 	int r = registry_save(&d->eng.reg, d->registry_path);
 	if (r < 0 && r != d->registry_err)
-		log_warning("cannot save the registry to %s: %s; after a crash the tags of this run "
-		            "would be treated as external",
-		            d->registry_path, strerror(-r));
+		log_warning(
+		    "cannot save the registry to %s: %s; after a crash the tags of this run "
+		    "would be treated as external",
+		    d->registry_path, strerror(-r));
 	else if (r == 0 && d->registry_err)
 		log_info("registry %s saved again", d->registry_path);
 	d->registry_err = r;

@@ -16,11 +16,11 @@
 
 struct daemon {
 	/* options */
-	const char *config_path;  /* NULL: the default */
-	const char *dropin_dir;   /* NULL: conf.d/ next to the config */
-	ts_user_lookup_fn lookup; /* NULL: getpwnam_r (tests inject) */
-	bool debug;               /* --debug: log level fixed at debug */
-	int recheck_fd;           /* timerfd of the periodic re-check, -1 if none */
+	const char *config_path;   /* NULL: the default */
+	const char *dropin_dir;    /* NULL: conf.d/ next to the config */
+	ts_user_lookup_fn lookup;  /* NULL: getpwnam_r (tests inject) */
+	bool debug;                /* --debug: log level fixed at debug */
+	int recheck_fd;            /* timerfd of the periodic re-check, -1 if none */
 	const char *registry_path; /* the registry file (registry.h); NULL: not persisted */
 	/* state */
 	struct ts_config *cfg;
@@ -29,8 +29,8 @@ struct daemon {
 	struct control ctl;
 	time_t started, loaded;
 	unsigned long long reloads, reload_failures;
-	char *reload_error; /* why the last reload failed; NULL when it worked */
-	int registry_err;   /* last registry_save() error, so each cause is logged once */
+	char *reload_error;    /* why the last reload failed; NULL when it worked */
+	int registry_err;      /* last registry_save() error, so each cause is logged once */
 	long long saved_ms;    /* loop_now_ms() of the last registry save attempt */
 	long long save_gap_ms; /* how long after it the next save may come */
 	bool stop;
@@ -65,8 +65,8 @@ void daemon_persist(struct daemon *d);
  * The event loop's save: a change after a quiet spell is written at once (a kill -9 right
  * after a tag loses nothing), further changes at most every DAEMON_PERSIST_MS (or ten times
  * what the last save took, if longer), because each save rewrites the whole file and a fork
- * storm changes the registry thousands of times a second. Returns the milliseconds until a deferred save is due (the loop's timeout), or -1
- * when nothing is pending.
+ * storm changes the registry thousands of times a second. Returns the milliseconds until a deferred
+ * save is due (the loop's timeout), or -1 when nothing is pending.
  */
 #define DAEMON_PERSIST_MS 250
 int daemon_persist_throttled(struct daemon *d, long long now_ms);

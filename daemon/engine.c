@@ -139,7 +139,6 @@ static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgi
 	return NULL;
 }
 
-
 /*
  * A task we have no entry for that carries util_max 0 copied from one of our tags (its creating
  * thread parent_tid, or another thread of its process) is ours too: recorded as inherited, with

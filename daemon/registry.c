@@ -216,8 +216,9 @@ static void append_entry(struct printbuf *pb, const struct reg_entry *e)
 	sprintbuf(pb, "{\"tid\":%d,\"tgid\":%d,\"starttime\":%llu,\"rule\":", (int)e->tid,
 	          (int)e->tgid, e->starttime);
 	append_string(pb, e->rule);
-	sprintbuf(pb, ",\"how\":\"%s\",\"since\":%lld,\"util_min\":%u,\"util_max\":%u,"
-	              "\"min_lowered\":%s}",
+	sprintbuf(pb,
+	          ",\"how\":\"%s\",\"since\":%lld,\"util_min\":%u,\"util_max\":%u,"
+	          "\"min_lowered\":%s}",
 	          registry_how_name(e->how), (long long)e->since, (unsigned)e->prev.util_min,
 	          (unsigned)e->prev.util_max, e->prev.min_lowered ? "true" : "false");
 }
@@ -301,20 +302,22 @@ int registry_entry_from_json(json_object *o, struct reg_entry *out)
 	int how;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_object_is_type(o, json_type_object) ||
-	    !get_range(o, "tid", 1, INT32_MAX, &tid) || !get_range(o, "tgid", 1, INT32_MAX, &tgid) ||
+	if (!json_object_is_type(o, json_type_object) || !get_range(o, "tid", 1, INT32_MAX, &tid) ||
+	    !get_range(o, "tgid", 1, INT32_MAX, &tgid) ||
 	    !get_range(o, "since", 0, INT64_MAX, &since) ||
 	    !get_range(o, "util_min", 0, UINT32_MAX, &umin) ||
 	    !get_range(o, "util_max", 0, UINT32_MAX, &umax))
 		return -EINVAL;
 	/* starttime is unsigned 64-bit: json-c keeps it exactly as a uint64. */
-	if (!json_object_object_get_ex(o, "starttime", &v) || !json_object_is_type(v, json_type_int))
+	if (!json_object_object_get_ex(o, "starttime", &v) ||
+	    !json_object_is_type(v, json_type_int))
 		return -EINVAL;
 	out->starttime = json_object_get_uint64(v);
 	if (!json_object_object_get_ex(o, "how", &v) || !json_object_is_type(v, json_type_string) ||
 	    (how = registry_how_from_name(json_object_get_string(v))) < 0)
 		return -EINVAL;
-	if (!json_object_object_get_ex(o, "rule", &v) || !json_object_is_type(v, json_type_string) ||
+	if (!json_object_object_get_ex(o, "rule", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
 	    (size_t)json_object_get_string_len(v) >= REG_RULE_MAX)
 		return -EINVAL;
 	out->rule = json_object_get_string(v);

@@ -710,8 +710,8 @@ static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
 				         path, TS_CONFIG_MAX_FILE);
 				goto fail;
 			}
-			size_t ncap = cap * 2 > TS_CONFIG_MAX_FILE + 1 ? TS_CONFIG_MAX_FILE + 1
-			                                                : cap * 2;
+			size_t ncap =
+			    cap * 2 > TS_CONFIG_MAX_FILE + 1 ? TS_CONFIG_MAX_FILE + 1 : cap * 2;
 			char *nb = realloc(buf, ncap + 1);
 			if (!nb) {
 				diag_add(d, "%s: out of memory", path);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define TS_COMM_LEN   64
+#define TS_COMM_LEN 64
 /* The kernel builds /proc/PID/cgroup lines in a PATH_MAX buffer: every real path fits. */
 #define TS_CGROUP_LEN 4096
 
@@ -48,7 +48,8 @@ struct ts_task {
 	int cpu;
 	unsigned int policy;
 	uid_t ruid, euid;           /* from status "Uid:" */
-	char cgroup[TS_CGROUP_LEN]; /* "" when unknown (unreadable or longer than the kernel allows) */
+	char cgroup[TS_CGROUP_LEN]; /* "" when unknown (unreadable or longer than the kernel allows)
+	                             */
 	int jitter; /* from .../sched "jitter": 1, 0, or -1 when the line is absent */
 };
 

@@ -179,9 +179,10 @@ void bn_schedstat_read(unsigned long long *ns, int max)
 		unsigned long long v[7];
 		int cpu;
 
-		/* cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time ... */
-		if (sscanf(buf, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
-			   &v[3], &v[4], &v[5], &v[6]) == 8 &&
+		/* cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time ...
+		 */
+		if (sscanf(buf, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+		           &v[2], &v[3], &v[4], &v[5], &v[6]) == 8 &&
 		    cpu >= 0 && cpu < max)
 			ns[cpu] = v[6];
 	}

@@ -52,7 +52,7 @@ struct thr {
 	int tag_rc;
 	unsigned long ops; /* work units, read by main with __atomic */
 	double *cpu_time;  /* [nr] thread CPU seconds per CPU, during the window */
-	double *tl;	   /* [nbuckets][nr] the same per timeline bucket */
+	double *tl;        /* [nbuckets][nr] the same per timeline bucket */
 	struct bn_samples lat;
 	long periods, overruns;
 };
@@ -148,7 +148,8 @@ static void *jitter(void *arg)
 		bn_ts_add_ns(&next, (long long)o.period_us * 1000);
 		clock_gettime(CLOCK_MONOTONIC, &woke);
 		if (bn_ts_diff_us(&woke, &next) >= 0) {
-			/* Overran the period: skip to the next period start, count it, no sample. */
+			/* Overran the period: skip to the next period start, count it, no sample.
+			 */
 			if (measuring)
 				t->overruns++;
 			while (bn_ts_diff_us(&woke, &next) >= 0)
@@ -181,42 +182,68 @@ static void *spawner(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: tsbench [--hogs N] [--hog-cpus LIST] [--no-pin] [--jitter M] [--run-us R]\n"
-		"               [--period-us P] [--warmup S] [--seconds S] [--tag self|parent|none]\n"
-		"               [--pack on|off] [--busy LIST] [--bucket-ms MS] [--no-timeline]\n"
-		"               [--label NAME] [--observe PID]\n");
+	fprintf(
+	    stderr,
+	    "usage: tsbench [--hogs N] [--hog-cpus LIST] [--no-pin] [--jitter M] [--run-us R]\n"
+	    "               [--period-us P] [--warmup S] [--seconds S] [--tag self|parent|none]\n"
+	    "               [--pack on|off] [--busy LIST] [--bucket-ms MS] [--no-timeline]\n"
+	    "               [--label NAME] [--observe PID]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "hogs", 1, 0, 'h' },	    { "hog-cpus", 1, 0, 'H' }, { "no-pin", 0, 0, 'n' },
-		{ "jitter", 1, 0, 'j' },    { "run-us", 1, 0, 'r' },   { "period-us", 1, 0, 'p' },
-		{ "warmup", 1, 0, 'W' },    { "seconds", 1, 0, 's' },  { "tag", 1, 0, 't' },
-		{ "pack", 1, 0, 'P' },	    { "busy", 1, 0, 'b' },     { "bucket-ms", 1, 0, 'B' },
-		{ "no-timeline", 0, 0, 'T' }, { "label", 1, 0, 'l' },  { "observe", 1, 0, 'O' },
-		{ 0, 0, 0, 0 },
+	    {"hogs", 1, 0, 'h'},        {"hog-cpus", 1, 0, 'H'},
+	    {"no-pin", 0, 0, 'n'},      {"jitter", 1, 0, 'j'},
+	    {"run-us", 1, 0, 'r'},      {"period-us", 1, 0, 'p'},
+	    {"warmup", 1, 0, 'W'},      {"seconds", 1, 0, 's'},
+	    {"tag", 1, 0, 't'},         {"pack", 1, 0, 'P'},
+	    {"busy", 1, 0, 'b'},        {"bucket-ms", 1, 0, 'B'},
+	    {"no-timeline", 0, 0, 'T'}, {"label", 1, 0, 'l'},
+	    {"observe", 1, 0, 'O'},     {0, 0, 0, 0},
 	};
 	int c;
 
-	o = (struct opts){ .hogs = 2, .jitter = 4, .run_us = 1000, .period_us = 10000,
-			   .tag = TAG_SELF, .pin = 1, .pack = -1, .bucket_ms = 500, .timeline = 1,
-			   .warmup = 2, .seconds = 10, .label = "-" };
+	o = (struct opts){.hogs = 2,
+	                  .jitter = 4,
+	                  .run_us = 1000,
+	                  .period_us = 10000,
+	                  .tag = TAG_SELF,
+	                  .pin = 1,
+	                  .pack = -1,
+	                  .bucket_ms = 500,
+	                  .timeline = 1,
+	                  .warmup = 2,
+	                  .seconds = 10,
+	                  .label = "-"};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'h': o.hogs = atoi(optarg); break;
+		case 'h':
+			o.hogs = atoi(optarg);
+			break;
 		case 'H':
 			if (kt_parse_cpulist(optarg, &o.hog_mask))
 				usage();
 			break;
-		case 'n': o.pin = 0; break;
-		case 'j': o.jitter = atoi(optarg); break;
-		case 'r': o.run_us = atoi(optarg); break;
-		case 'p': o.period_us = atoi(optarg); break;
-		case 'W': o.warmup = atof(optarg); break;
-		case 's': o.seconds = atof(optarg); break;
+		case 'n':
+			o.pin = 0;
+			break;
+		case 'j':
+			o.jitter = atoi(optarg);
+			break;
+		case 'r':
+			o.run_us = atoi(optarg);
+			break;
+		case 'p':
+			o.period_us = atoi(optarg);
+			break;
+		case 'W':
+			o.warmup = atof(optarg);
+			break;
+		case 's':
+			o.seconds = atof(optarg);
+			break;
 		case 't':
 			if (!strcmp(optarg, "self"))
 				o.tag = TAG_SELF;
@@ -236,11 +263,20 @@ static void parse(int argc, char **argv)
 			if (kt_parse_cpulist(optarg, &o.busy))
 				usage();
 			break;
-		case 'B': o.bucket_ms = atoi(optarg); break;
-		case 'T': o.timeline = 0; break;
-		case 'l': o.label = optarg; break;
-		case 'O': o.observe = atoi(optarg); break;
-		default: usage();
+		case 'B':
+			o.bucket_ms = atoi(optarg);
+			break;
+		case 'T':
+			o.timeline = 0;
+			break;
+		case 'l':
+			o.label = optarg;
+			break;
+		case 'O':
+			o.observe = atoi(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (o.hogs < 0 || o.jitter < 0 || (o.hogs + o.jitter == 0 && !o.observe) || o.run_us < 1 ||
@@ -257,7 +293,7 @@ static char *cpu_list_of(const double *v, double total, char *buf, size_t len)
 		if (v[c] <= 0 || used >= len)
 			continue;
 		used += (size_t)snprintf(buf + used, len - used, "%s%d:%.3f", used ? "," : "", c,
-					 total > 0 ? v[c] / total : 0);
+		                         total > 0 ? v[c] / total : 0);
 	}
 	if (!used)
 		snprintf(buf, len, "-");
@@ -381,7 +417,7 @@ int main(int argc, char **argv)
 	unsigned long long spare_busy = 0, spare_all = 0;
 	int spare_cores = 0, tag_failed = spawner_rc ? o.jitter : 0;
 	long periods = 0, overruns = 0;
-	struct bn_samples lat = { 0 };
+	struct bn_samples lat = {0};
 
 	for (int i = 0; i < nthr; i++) {
 		struct thr *t = &thr[i];

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 		 * instruction budget, so a spinning waiter would slow down the very daemon it
 		 * waits for (on hardware it would just use a core of its own).
 		 */
-		struct timespec poll = { 0, 100 * 1000 };
+		struct timespec poll = {0, 100 * 1000};
 
 		while (tagged() != 1) {
 			if (now_ns() > deadline)

@@ -42,10 +42,10 @@
 #define CONF DIR_ "/turboschedd.conf"
 
 static const char *daemon_bin = "turboschedd", *ctl_bin = "turboschedctl",
-		  *match = "/tests/tsd-match";
+                  *match = "/tests/tsd-match";
 static int daemon_nice;
-static int execs = 1000, storm = 5000, storm_alive = 64, long_every = 10, long_ms = 60,
-	   quiet = 60, procs = 100, threads = 100, recheck = 30;
+static int execs = 1000, storm = 5000, storm_alive = 64, long_every = 10, long_ms = 60, quiet = 60,
+           procs = 100, threads = 100, recheck = 30;
 static pid_t dpid;
 
 static long long now_ns(void)
@@ -59,7 +59,7 @@ static long long now_ns(void)
 /* One request on the control socket; returns the malloc'd JSON response or NULL. */
 static char *ctl_request(const char *req)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	unsigned char hdr[4];
 	uint32_t len = (uint32_t)strlen(req), got = 0;
 	char *buf = NULL;
@@ -124,9 +124,9 @@ static struct dstat dstatus(void)
 	char *j = ctl_request("{\"v\":1,\"cmd\":\"status\"}");
 	/* "tagged" first appears at the top level (the registry), then in "stats". */
 	const char *stats = j ? strstr(j, "\"stats\"") : NULL;
-	struct dstat s = { json_int(j, "tagged"), json_int(stats, "scans"),
-			   json_int(stats, "rescans"), json_int(stats, "events"),
-			   json_int(stats, "late") };
+	struct dstat s = {json_int(j, "tagged"), json_int(stats, "scans"),
+	                  json_int(stats, "rescans"), json_int(stats, "events"),
+	                  json_int(stats, "late")};
 
 	free(j);
 	return s;
@@ -134,7 +134,7 @@ static struct dstat dstatus(void)
 
 static void start_daemon(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	socklen_t salen;
 	int ns = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	long long t0 = now_ns(), t1 = 0;
@@ -144,8 +144,10 @@ static void start_daemon(void)
 	f = fopen(CONF, "w");
 	if (!f)
 		kt_bail("cannot write %s", CONF);
-	fprintf(f, "[daemon]\nrecheck_interval = %ds\nlog_level = notice\n\n"
-		   "[rule bench]\ncomm = tsd-match\n", recheck);
+	fprintf(f,
+	        "[daemon]\nrecheck_interval = %ds\nlog_level = notice\n\n"
+	        "[rule bench]\ncomm = tsd-match\n",
+	        recheck);
 	fclose(f);
 	/* Abstract NOTIFY_SOCKET: READY=1 tells when the first scan is done. */
 	sa.sun_path[0] = '\0';
@@ -164,18 +166,20 @@ static void start_daemon(void)
 		dup2(log, 2);
 		/* As systemd/turboschedd.service's Nice= would. */
 		if (setpriority(PRIO_PROCESS, 0, daemon_nice))
-			dprintf(log, "tsdaemon: setpriority(%d): %s\n", daemon_nice, strerror(errno));
+			dprintf(log, "tsdaemon: setpriority(%d): %s\n", daemon_nice,
+			        strerror(errno));
 		execlp(daemon_bin, daemon_bin, "--foreground", "--config", CONF, "--socket", SOCK,
 		       (char *)NULL);
 		_exit(127);
 	}
 	for (;;) {
-		struct pollfd p = { ns, POLLIN, 0 };
+		struct pollfd p = {ns, POLLIN, 0};
 		char msg[512];
 		ssize_t n;
 
 		if (poll(&p, 1, 60000) <= 0)
-			kt_bail("turboschedd sent no READY=1 within 60 s (see " DIR_ "/daemon.log)");
+			kt_bail("turboschedd sent no READY=1 within 60 s (see " DIR_
+			        "/daemon.log)");
 		n = recv(ns, msg, sizeof(msg) - 1, 0);
 		if (n <= 0)
 			continue;
@@ -197,13 +201,13 @@ static void start_daemon(void)
 
 static void bench_latency(void)
 {
-	struct bn_samples lat = { 0 };
+	struct bn_samples lat = {0};
 	int missed = 0;
 	long long t_all = now_ns();
 
 	for (int i = 0; i < execs; i++) {
 		int pfd[2];
-		char buf[64] = { 0 }, t0s[32];
+		char buf[64] = {0}, t0s[32];
 		pid_t p;
 		int st;
 
@@ -252,7 +256,8 @@ static _Noreturn void storm_loop(struct storm_result *r)
 		pid_t p;
 
 		/* Reap what has exited; block only at the concurrency cap or when all are out. */
-		while ((p = waitpid(-1, &st, (alive >= storm_alive || i >= storm) ? 0 : WNOHANG)) > 0) {
+		while ((p = waitpid(-1, &st, (alive >= storm_alive || i >= storm) ? 0 : WNOHANG)) >
+		       0) {
 			alive--;
 			if (!WIFEXITED(st) || (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3))
 				failed++;
@@ -286,8 +291,8 @@ static _Noreturn void storm_loop(struct storm_result *r)
 
 static void bench_storm(void)
 {
-	struct storm_result *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct storm_result *r =
+	    mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct dstat s0 = dstatus(), s1;
 	unsigned long long wait0, wait1, cpu0 = bn_proc_sched_ns(dpid, &wait0), cpu1;
 	long long t0 = now_ns(), t1;
@@ -350,7 +355,7 @@ static void bench_idle(void)
 {
 	long long c0, n0, c1, n1;
 	unsigned long long r0, r1;
-	struct timespec settle = { 1, 0 };
+	struct timespec settle = {1, 0};
 
 	nanosleep(&settle, NULL); /* let the storm's last events drain; not a correctness check */
 	task_counters(dpid, &c0, &n0);
@@ -444,13 +449,13 @@ static void bench_tasks(void)
 		}
 		if (now_ns() - t_ready > 300000000000LL)
 			break;
-		struct timespec tick = { 0, 50 * 1000 * 1000 };
+		struct timespec tick = {0, 50 * 1000 * 1000};
 
 		nanosleep(&tick, NULL);
 	}
 	long rss = bn_rss_kib(dpid), hwm = bn_status_kib(dpid, "VmHWM"), lines[3];
 	double ms[3];
-	struct bn_samples msv = { 0 };
+	struct bn_samples msv = {0};
 
 	for (int r = 0; r < 3; r++) {
 		ms[r] = run_ctl_tasks(&lines[r]);
@@ -471,7 +476,7 @@ static void bench_tasks(void)
 		}
 		if (now_ns() - t_close > 120000000000LL)
 			break;
-		struct timespec tick = { 0, 50 * 1000 * 1000 };
+		struct timespec tick = {0, 50 * 1000 * 1000};
 
 		nanosleep(&tick, NULL);
 	}
@@ -495,35 +500,62 @@ static void bench_tasks(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "daemon", 1, 0, 'd' }, { "ctl", 1, 0, 'c' },		 { "match", 1, 0, 'm' },
-		{ "execs", 1, 0, 'e' },	 { "storm", 1, 0, 's' },	 { "storm-alive", 1, 0, 'a' },
-		{ "long-every", 1, 0, 'L' }, { "long-ms", 1, 0, 'M' }, { "quiet", 1, 0, 'q' },
-		{ "procs", 1, 0, 'p' },	 { "threads", 1, 0, 't' },	 { "recheck", 1, 0, 'r' },
-		{ "nice", 1, 0, 'n' },	 { 0, 0, 0, 0 },
+	    {"daemon", 1, 0, 'd'},     {"ctl", 1, 0, 'c'},     {"match", 1, 0, 'm'},
+	    {"execs", 1, 0, 'e'},      {"storm", 1, 0, 's'},   {"storm-alive", 1, 0, 'a'},
+	    {"long-every", 1, 0, 'L'}, {"long-ms", 1, 0, 'M'}, {"quiet", 1, 0, 'q'},
+	    {"procs", 1, 0, 'p'},      {"threads", 1, 0, 't'}, {"recheck", 1, 0, 'r'},
+	    {"nice", 1, 0, 'n'},       {0, 0, 0, 0},
 	};
 	int c, st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'd': daemon_bin = optarg; break;
-		case 'c': ctl_bin = optarg; break;
-		case 'm': match = optarg; break;
-		case 'e': execs = atoi(optarg); break;
-		case 's': storm = atoi(optarg); break;
-		case 'a': storm_alive = atoi(optarg); break;
-		case 'L': long_every = atoi(optarg); break;
-		case 'M': long_ms = atoi(optarg); break;
-		case 'q': quiet = atoi(optarg); break;
-		case 'p': procs = atoi(optarg); break;
-		case 't': threads = atoi(optarg); break;
-		case 'r': recheck = atoi(optarg); break;
-		case 'n': daemon_nice = atoi(optarg); break;
+		case 'd':
+			daemon_bin = optarg;
+			break;
+		case 'c':
+			ctl_bin = optarg;
+			break;
+		case 'm':
+			match = optarg;
+			break;
+		case 'e':
+			execs = atoi(optarg);
+			break;
+		case 's':
+			storm = atoi(optarg);
+			break;
+		case 'a':
+			storm_alive = atoi(optarg);
+			break;
+		case 'L':
+			long_every = atoi(optarg);
+			break;
+		case 'M':
+			long_ms = atoi(optarg);
+			break;
+		case 'q':
+			quiet = atoi(optarg);
+			break;
+		case 'p':
+			procs = atoi(optarg);
+			break;
+		case 't':
+			threads = atoi(optarg);
+			break;
+		case 'r':
+			recheck = atoi(optarg);
+			break;
+		case 'n':
+			daemon_nice = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: tsdaemon [--daemon BIN] [--ctl BIN] [--match BIN] "
-					"[--execs N] [--storm N] [--storm-alive N] [--long-every K] "
-					"[--long-ms MS] [--quiet S] [--procs P] [--threads T] "
-					"[--recheck S] [--nice N]\n");
+			fprintf(stderr,
+			        "usage: tsdaemon [--daemon BIN] [--ctl BIN] [--match BIN] "
+			        "[--execs N] [--storm N] [--storm-alive N] [--long-every K] "
+			        "[--long-ms MS] [--quiet S] [--procs P] [--threads T] "
+			        "[--recheck S] [--nice N]\n");
 			return 2;
 		}
 	}

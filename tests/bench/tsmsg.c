@@ -59,7 +59,7 @@ static void ready_and_wait(int ready, int go)
 
 static _Noreturn void sender(int *out, int ready, int go)
 {
-	char msg[4096] = { 0 };
+	char msg[4096] = {0};
 
 	ready_and_wait(ready, go);
 	for (int l = 0; l < loops; l++)
@@ -157,12 +157,12 @@ static double one_run(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "groups", 1, 0, 'g' }, { "fds", 1, 0, 'f' },	   { "loops", 1, 0, 'l' },
-		{ "size", 1, 0, 's' },	 { "repeats", 1, 0, 'r' }, { "idle-tagged", 0, 0, 'i' },
-		{ "label", 1, 0, 'L' },	 { 0, 0, 0, 0 },
+	    {"groups", 1, 0, 'g'}, {"fds", 1, 0, 'f'},     {"loops", 1, 0, 'l'},
+	    {"size", 1, 0, 's'},   {"repeats", 1, 0, 'r'}, {"idle-tagged", 0, 0, 'i'},
+	    {"label", 1, 0, 'L'},  {0, 0, 0, 0},
 	};
 	const char *variant = getenv("tsvariant");
-	struct bn_samples runs = { 0 };
+	struct bn_samples runs = {0};
 	int c, alive[2];
 	pid_t tagged = -1;
 	long key;
@@ -170,16 +170,31 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'g': groups = atoi(optarg); break;
-		case 'f': fds = atoi(optarg); break;
-		case 'l': loops = atoi(optarg); break;
-		case 's': msgsize = atoi(optarg); break;
-		case 'r': repeats = atoi(optarg); break;
-		case 'i': idle_tagged = 1; break;
-		case 'L': label = optarg; break;
+		case 'g':
+			groups = atoi(optarg);
+			break;
+		case 'f':
+			fds = atoi(optarg);
+			break;
+		case 'l':
+			loops = atoi(optarg);
+			break;
+		case 's':
+			msgsize = atoi(optarg);
+			break;
+		case 'r':
+			repeats = atoi(optarg);
+			break;
+		case 'i':
+			idle_tagged = 1;
+			break;
+		case 'L':
+			label = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: tsmsg [--groups G] [--fds F] [--loops L] [--size S] "
-					"[--repeats R] [--idle-tagged] [--label NAME]\n");
+			fprintf(stderr,
+			        "usage: tsmsg [--groups G] [--fds F] [--loops L] [--size S] "
+			        "[--repeats R] [--idle-tagged] [--label NAME]\n");
 			return 2;
 		}
 	}

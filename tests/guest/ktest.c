@@ -84,18 +84,18 @@ struct kt_sched_attr {
 };
 
 #define SCHED_FLAG_RESET_ON_FORK  0x01
-#define SCHED_FLAG_KEEP_POLICY	  0x08
-#define SCHED_FLAG_KEEP_PARAMS	  0x10
+#define SCHED_FLAG_KEEP_POLICY    0x08
+#define SCHED_FLAG_KEEP_PARAMS    0x10
 #define SCHED_FLAG_UTIL_CLAMP_MIN 0x20
 #define SCHED_FLAG_UTIL_CLAMP_MAX 0x40
 
 int kt_set_util_max(pid_t tid, int util_max, int util_min, bool reset_on_fork)
 {
 	struct kt_sched_attr attr = {
-		.size = sizeof(attr),
-		.sched_flags = SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS |
-			       SCHED_FLAG_UTIL_CLAMP_MAX,
-		.sched_util_max = (uint32_t)util_max,
+	    .size = sizeof(attr),
+	    .sched_flags =
+	        SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS | SCHED_FLAG_UTIL_CLAMP_MAX,
+	    .sched_util_max = (uint32_t)util_max,
 	};
 
 	if (util_min >= 0) {
@@ -150,7 +150,7 @@ long kt_stat(const char *name)
 long kt_stat_wait(const char *name, long want, int timeout_ms)
 {
 	double deadline = kt_now() + timeout_ms / 1000.0;
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	struct timespec tick = {0, 20 * 1000 * 1000};
 	long val;
 
 	/* The key turns off from a workqueue after a delay: poll for the state, bounded. */
@@ -199,7 +199,7 @@ int kt_core_of(int cpu)
 	int first = cpu;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
-		 cpu);
+	         cpu);
 	f = fopen(path, "r");
 	if (f && fgets(buf, sizeof(buf), f))
 		first = atoi(buf);
@@ -229,11 +229,11 @@ void kt_cpustat_read(struct kt_cpustat *s)
 	if (!f)
 		kt_bail("cannot read /proc/stat: %s", strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[10] = { 0 };
+		unsigned long long v[10] = {0};
 		int cpu;
 
-		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0],
+		           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 5 ||
 		    cpu < 0 || cpu >= KT_MAX_CPUS)
 			continue;
 		for (int i = 0; i < 8; i++)
@@ -306,7 +306,7 @@ _Noreturn void kt_hog(int cpu, int duty)
 			continue;
 		}
 		kt_spin_for(duty / 10000.0); /* of a 10 ms period */
-		struct timespec rest = { 0, (100 - duty) * 100 * 1000 };
+		struct timespec rest = {0, (100 - duty) * 100 * 1000};
 		nanosleep(&rest, NULL);
 	}
 }

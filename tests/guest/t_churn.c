@@ -33,7 +33,7 @@ static int hog_cpu[2];
 
 static _Noreturn void jitter(int idx)
 {
-	struct timespec period = { 0, 9 * 1000 * 1000 };
+	struct timespec period = {0, 9 * 1000 * 1000};
 
 	while (!sh->stop) {
 		kt_spin_for(0.001);
@@ -61,7 +61,7 @@ static bool all_progress(int periods, int timeout_ms)
 {
 	long start[NJ];
 	double deadline = kt_now() + timeout_ms / 1000.0;
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct timespec tick = {0, 10 * 1000 * 1000};
 
 	for (int i = 0; i < NJ; i++)
 		start[i] = sh->periods[i];
@@ -114,7 +114,8 @@ static void hotplug_step(const char *what, const int *cpus, int n)
 	 */
 	for (int i = 0; i < 2; i++)
 		kt_pin(hog_pid[i], 1ULL << hog_cpu[i]);
-	kt_ok(ok && ran_off && all_progress(5, 10000), "offline/online %s: tasks kept running", what);
+	kt_ok(ok && ran_off && all_progress(5, 10000), "offline/online %s: tasks kept running",
+	      what);
 }
 
 struct step {
@@ -128,8 +129,8 @@ static void name_step(struct step *st, const char *why)
 	size_t len = (size_t)snprintf(st->what, sizeof(st->what), "cpu%s", st->n > 1 ? "s " : "");
 
 	for (int i = 0; i < st->n && len < sizeof(st->what); i++)
-		len += (size_t)snprintf(st->what + len, sizeof(st->what) - len, "%s%d", i ? "," : "",
-					st->cpus[i]);
+		len += (size_t)snprintf(st->what + len, sizeof(st->what) - len, "%s%d",
+		                        i ? "," : "", st->cpus[i]);
 	if (len < sizeof(st->what))
 		snprintf(st->what + len, sizeof(st->what) - len, " (%s)", why);
 }
@@ -152,7 +153,8 @@ static int plan_steps(struct step *st, const int *hog, int nr)
 	for (int c = 1; c < nr; c++) {
 		int core = kt_core_of(c);
 
-		if (core == kt_core_of(0) || core == kt_core_of(hog[0]) || core == kt_core_of(hog[1]))
+		if (core == kt_core_of(0) || core == kt_core_of(hog[0]) ||
+		    core == kt_core_of(hog[1]))
 			continue;
 		st[n].n = 0;
 		for (int d = 0; d < nr && st[n].n < 8; d++)
@@ -218,7 +220,7 @@ int main(void)
 		hotplug_step(steps[i].what, steps[i].cpus, steps[i].n);
 	if (last <= 0)
 		last = 1; /* cpu0 cannot go offline */
-	int lastv[] = { last };
+	int lastv[] = {last};
 	char what[64];
 
 	snprintf(what, sizeof(what), "cpu%d (where a jitter task last ran)", last);

@@ -42,7 +42,7 @@ static long want_count(long patched_value)
 
 static void test_values(long base)
 {
-	static const int not_jitter[] = { 1, 204, 205, 1024 };
+	static const int not_jitter[] = {1, 204, 205, 1024};
 
 	kt_ok(kt_set_util_max(0, 0, -1, false) == 0, "sched_setattr util_max=0: %s",
 	      strerror(errno));
@@ -55,7 +55,7 @@ static void test_values(long base)
 	for (unsigned int i = 0; i < sizeof(not_jitter) / sizeof(not_jitter[0]); i++) {
 		kt_set_util_max(0, not_jitter[i], -1, false);
 		kt_ok(kt_task_jitter(getpid(), self()) == want(0) &&
-			      kt_stat("jitter_tasks") == want_count(base),
+		          kt_stat("jitter_tasks") == want_count(base),
 		      "util_max=%d is not jitter (jitter %d, count %ld)", not_jitter[i],
 		      kt_task_jitter(getpid(), self()), kt_stat("jitter_tasks"));
 		kt_set_util_max(0, 0, -1, false);
@@ -119,7 +119,7 @@ static void test_reset_on_fork(long base)
 		_exit(0);
 	}
 	kt_ok(kt_task_jitter(child, child) == want(0) &&
-		      kt_stat("jitter_tasks") == want_count(base + 1),
+	          kt_stat("jitter_tasks") == want_count(base + 1),
 	      "reset-on-fork: the child is not jitter (%d, count %ld)",
 	      kt_task_jitter(child, child), kt_stat("jitter_tasks"));
 	write(fd[1], "x", 1);
@@ -167,7 +167,7 @@ static void test_exec(long base, const char *self_path)
 
 static void test_rt(void)
 {
-	struct sched_param sp = { .sched_priority = 10 };
+	struct sched_param sp = {.sched_priority = 10};
 	int einval, ok;
 
 	if (sched_setscheduler(0, SCHED_FIFO, &sp))

@@ -59,8 +59,9 @@ static _Noreturn void jitter(struct shared *sh, int idx, const struct opts *o)
 
 	/* --start only places the fork: the children may then go anywhere but outside --mask */
 	if (o->mask || o->start)
-		kt_pin(0, o->mask ? o->mask
-				  : kt_nr_cpus() >= 64 ? ~0ULL : (1ULL << kt_nr_cpus()) - 1);
+		kt_pin(0, o->mask              ? o->mask
+		          : kt_nr_cpus() >= 64 ? ~0ULL
+		                               : (1ULL << kt_nr_cpus()) - 1);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!sh->stop) {
 		double end = kt_thread_cpu() + o->work_ms / 1000.0, last = kt_thread_cpu();
@@ -82,7 +83,8 @@ static _Noreturn void jitter(struct shared *sh, int idx, const struct opts *o)
 			double late;
 
 			clock_gettime(CLOCK_MONOTONIC, &woke);
-			late = (woke.tv_sec - next.tv_sec) * 1e6 + (woke.tv_nsec - next.tv_nsec) / 1e3;
+			late =
+			    (woke.tv_sec - next.tv_sec) * 1e6 + (woke.tv_nsec - next.tv_nsec) / 1e3;
 			if (late > sh->max_late_us[idx])
 				sh->max_late_us[idx] = late;
 		}
@@ -139,12 +141,13 @@ static uint64_t cores_of(uint64_t cpus, int nr)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: t_pack --hogs LIST --jitter N --work-ms W --period-ms P "
-			"--seconds S [--warmup S] [--hog-duty PCT] [--untagged] [--pack-off] "
-			"[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
-			"[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
-			"[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
-			"[--key 0|1|-1]\n");
+	fprintf(stderr,
+	        "usage: t_pack --hogs LIST --jitter N --work-ms W --period-ms P "
+	        "--seconds S [--warmup S] [--hog-duty PCT] [--untagged] [--pack-off] "
+	        "[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
+	        "[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
+	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
+	        "[--key 0|1|-1]\n");
 	exit(2);
 }
 
@@ -160,47 +163,118 @@ static uint64_t cpulist_arg(const char *arg)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "hogs", 1, 0, 'H' },	    { "hog-duty", 1, 0, 'd' },	 { "jitter", 1, 0, 'j' },
-		{ "work-ms", 1, 0, 'w' },   { "period-ms", 1, 0, 'p' },	 { "seconds", 1, 0, 's' },
-		{ "warmup", 1, 0, 'W' },    { "untagged", 0, 0, 'u' },	 { "pack-off", 0, 0, 'o' },
-		{ "start", 1, 0, 'S' },	    { "mask", 1, 0, 'm' },	 { "busy", 1, 0, 'b' },
-		{ "share-min", 1, 0, 1 },   { "share-max", 1, 0, 2 },	 { "idle-min", 1, 0, 3 },
-		{ "outside-node-max", 1, 0, 4 }, { "outside-mask-max", 1, 0, 5 },
-		{ "min-periods", 1, 0, 6 }, { "packed-min", 1, 0, 7 },	 { "packed-max", 1, 0, 8 },
-		{ "fallback-min", 1, 0, 9 }, { "key", 1, 0, 10 },	 { 0, 0, 0, 0 },
+	    {"hogs", 1, 0, 'H'},
+	    {"hog-duty", 1, 0, 'd'},
+	    {"jitter", 1, 0, 'j'},
+	    {"work-ms", 1, 0, 'w'},
+	    {"period-ms", 1, 0, 'p'},
+	    {"seconds", 1, 0, 's'},
+	    {"warmup", 1, 0, 'W'},
+	    {"untagged", 0, 0, 'u'},
+	    {"pack-off", 0, 0, 'o'},
+	    {"start", 1, 0, 'S'},
+	    {"mask", 1, 0, 'm'},
+	    {"busy", 1, 0, 'b'},
+	    {"share-min", 1, 0, 1},
+	    {"share-max", 1, 0, 2},
+	    {"idle-min", 1, 0, 3},
+	    {"outside-node-max", 1, 0, 4},
+	    {"outside-mask-max", 1, 0, 5},
+	    {"min-periods", 1, 0, 6},
+	    {"packed-min", 1, 0, 7},
+	    {"packed-max", 1, 0, 8},
+	    {"fallback-min", 1, 0, 9},
+	    {"key", 1, 0, 10},
+	    {0, 0, 0, 0},
 	};
 	int c;
 
-	*o = (struct opts){ .hog_duty = 100, .jitter = 4, .work_ms = 3, .period_ms = 10,
-			    .tagged = 1, .warmup = 2, .seconds = 10, .share_min = -1,
-			    .share_max = 2, .idle_min = -1, .outside_node_max = 2,
-			    .outside_mask_max = 2, .packed_min = -1, .packed_max = -1,
-			    .fallback_min = -1, .key = -2 };
+	*o = (struct opts){.hog_duty = 100,
+	                   .jitter = 4,
+	                   .work_ms = 3,
+	                   .period_ms = 10,
+	                   .tagged = 1,
+	                   .warmup = 2,
+	                   .seconds = 10,
+	                   .share_min = -1,
+	                   .share_max = 2,
+	                   .idle_min = -1,
+	                   .outside_node_max = 2,
+	                   .outside_mask_max = 2,
+	                   .packed_min = -1,
+	                   .packed_max = -1,
+	                   .fallback_min = -1,
+	                   .key = -2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'H': o->hogs = cpulist_arg(optarg); break;
-		case 'd': o->hog_duty = atoi(optarg); break;
-		case 'j': o->jitter = atoi(optarg); break;
-		case 'w': o->work_ms = atoi(optarg); break;
-		case 'p': o->period_ms = atoi(optarg); break;
-		case 's': o->seconds = atof(optarg); break;
-		case 'W': o->warmup = atof(optarg); break;
-		case 'u': o->tagged = 0; break;
-		case 'o': o->pack_off = 1; break;
-		case 'S': o->start = cpulist_arg(optarg); break;
-		case 'm': o->mask = cpulist_arg(optarg); break;
-		case 'b': o->busy = cpulist_arg(optarg); break;
-		case 1: o->share_min = atof(optarg); break;
-		case 2: o->share_max = atof(optarg); break;
-		case 3: o->idle_min = atof(optarg); break;
-		case 4: o->outside_node_max = atof(optarg); break;
-		case 5: o->outside_mask_max = atof(optarg); break;
-		case 6: o->min_periods = atol(optarg); break;
-		case 7: o->packed_min = atol(optarg); break;
-		case 8: o->packed_max = atol(optarg); break;
-		case 9: o->fallback_min = atol(optarg); break;
-		case 10: o->key = atoi(optarg); break;
-		default: usage();
+		case 'H':
+			o->hogs = cpulist_arg(optarg);
+			break;
+		case 'd':
+			o->hog_duty = atoi(optarg);
+			break;
+		case 'j':
+			o->jitter = atoi(optarg);
+			break;
+		case 'w':
+			o->work_ms = atoi(optarg);
+			break;
+		case 'p':
+			o->period_ms = atoi(optarg);
+			break;
+		case 's':
+			o->seconds = atof(optarg);
+			break;
+		case 'W':
+			o->warmup = atof(optarg);
+			break;
+		case 'u':
+			o->tagged = 0;
+			break;
+		case 'o':
+			o->pack_off = 1;
+			break;
+		case 'S':
+			o->start = cpulist_arg(optarg);
+			break;
+		case 'm':
+			o->mask = cpulist_arg(optarg);
+			break;
+		case 'b':
+			o->busy = cpulist_arg(optarg);
+			break;
+		case 1:
+			o->share_min = atof(optarg);
+			break;
+		case 2:
+			o->share_max = atof(optarg);
+			break;
+		case 3:
+			o->idle_min = atof(optarg);
+			break;
+		case 4:
+			o->outside_node_max = atof(optarg);
+			break;
+		case 5:
+			o->outside_mask_max = atof(optarg);
+			break;
+		case 6:
+			o->min_periods = atol(optarg);
+			break;
+		case 7:
+			o->packed_min = atol(optarg);
+			break;
+		case 8:
+			o->packed_max = atol(optarg);
+			break;
+		case 9:
+			o->fallback_min = atol(optarg);
+			break;
+		case 10:
+			o->key = atoi(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (o->jitter < 1 || o->jitter > MAX_JITTER || o->work_ms < 1 || o->period_ms <= o->work_ms)
@@ -244,13 +318,13 @@ int main(int argc, char **argv)
 		jitter_parent(sh, &o);
 
 	/* Let placement settle; then measure for a fixed time. */
-	struct timespec t = { (time_t)o.warmup, (long)((o.warmup - (time_t)o.warmup) * 1e9) };
+	struct timespec t = {(time_t)o.warmup, (long)((o.warmup - (time_t)o.warmup) * 1e9)};
 	nanosleep(&t, NULL);
 	packed0 = kt_stat("packed");
 	fallback0 = kt_stat("fallback");
 	kt_cpustat_read(&before);
 	sh->measuring = 1;
-	t = (struct timespec){ (time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9) };
+	t = (struct timespec){(time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9)};
 	nanosleep(&t, NULL);
 	sh->measuring = 0;
 	key = kt_stat("key");
@@ -283,9 +357,10 @@ int main(int argc, char **argv)
 		if (o.mask && !(o.mask & (1ULL << c)))
 			outside_mask += cpu_total;
 		kt_diag("cpu%d core%d node%d: jitter %.3fs, cpu busy %.1f%%", c, kt_core_of(c),
-			kt_node_of(c), cpu_total,
-			100.0 * (after.busy[c] - before.busy[c]) /
-				(double)(after.total[c] - before.total[c] + !(after.total[c] - before.total[c])));
+		        kt_node_of(c), cpu_total,
+		        100.0 * (after.busy[c] - before.busy[c]) /
+		            (double)(after.total[c] - before.total[c] +
+		                     !(after.total[c] - before.total[c])));
 	}
 	for (int i = 0; i < o.jitter; i++) {
 		periods += sh->periods[i];
@@ -298,12 +373,13 @@ int main(int argc, char **argv)
 	double idle = spare_total ? 1.0 - (double)spare_busy / spare_total : 1.0;
 
 	kt_diag("kernel %s, tagged %d, pack sysctl %d%s", kt_patched() ? "patched" : "baseline",
-		o.tagged, kt_sysctl_pack(), o.pack_off ? " (switched off for this run)" : "");
+	        o.tagged, kt_sysctl_pack(), o.pack_off ? " (switched off for this run)" : "");
 	kt_diag("RESULT share_on_busy=%.4f spare_idle=%.4f outside_node=%.4f outside_mask=%.4f "
-		"periods=%ld skipped=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f packed=%ld fallback=%ld",
-		share, idle, total > 0 ? outside_node / total : 0,
-		total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
-		packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
+	        "periods=%ld skipped=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f packed=%ld "
+	        "fallback=%ld",
+	        share, idle, total > 0 ? outside_node / total : 0,
+	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
+	        packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
 
 	kt_plan(9);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
@@ -321,8 +397,10 @@ int main(int argc, char **argv)
 	long packed = packed1 >= 0 ? packed1 - packed0 : -1;
 	long fallback = fallback1 >= 0 ? fallback1 - fallback0 : -1;
 
-	kt_ok(o.packed_min < 0 || packed >= o.packed_min, "kernel counted %ld packed placements "
-	      "(want >= %ld)", packed, o.packed_min);
+	kt_ok(o.packed_min < 0 || packed >= o.packed_min,
+	      "kernel counted %ld packed placements "
+	      "(want >= %ld)",
+	      packed, o.packed_min);
 	kt_ok(o.packed_max < 0 || (packed >= 0 && packed <= o.packed_max),
 	      "kernel counted %ld packed placements (want <= %ld)", packed, o.packed_max);
 	kt_ok(o.fallback_min < 0 || fallback >= o.fallback_min,

@@ -85,10 +85,18 @@ int main(int argc, char **argv)
 		return 0;
 	while ((c = getopt(argc, argv, "s:f:t:")) != -1) {
 		switch (c) {
-		case 's': seconds = atoi(optarg); break;
-		case 'f': nforkers = atoi(optarg); break;
-		case 't': ntaggers = atoi(optarg); break;
-		default: fprintf(stderr, "usage: t_storm [-s SECONDS] [-f FORKERS] [-t TAGGERS]\n"); return 2;
+		case 's':
+			seconds = atoi(optarg);
+			break;
+		case 'f':
+			nforkers = atoi(optarg);
+			break;
+		case 't':
+			ntaggers = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: t_storm [-s SECONDS] [-f FORKERS] [-t TAGGERS]\n");
+			return 2;
 		}
 	}
 	if (nforkers + ntaggers > 32)
@@ -105,7 +113,7 @@ int main(int argc, char **argv)
 		pthread_create(&threads[n++], NULL, forker, (void *)(uintptr_t)(i + 1));
 	for (int i = 0; i < ntaggers; i++)
 		pthread_create(&threads[n++], NULL, tagger, (void *)(uintptr_t)(i + 100));
-	struct timespec t = { seconds, 0 };
+	struct timespec t = {seconds, 0};
 	nanosleep(&t, NULL);
 	stop = 1;
 	for (int i = 0; i < n; i++)

@@ -122,10 +122,11 @@ static void write_stat(pid_t dir, pid_t tid, const char *comm, unsigned long lon
 	char rel[256], line[1024];
 
 	/* Fields 3..: state, ppid, 17 zeros up to field 21, starttime (22), ..., cpu (39), ... */
-	snprintf(line, sizeof(line),
-	         "%d (%s) S %d 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
-	         "0 %d 0 0 0 0 0\n",
-	         (int)tid, comm, (int)ppid, st, cpu);
+	snprintf(
+	    line, sizeof(line),
+	    "%d (%s) S %d 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 %llu 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 "
+	    "0 %d 0 0 0 0 0\n",
+	    (int)tid, comm, (int)ppid, st, cpu);
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", (int)dir, (int)tid);
 	tree_write(rel, line);
 }

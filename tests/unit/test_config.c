@@ -416,7 +416,8 @@ START_TEST(test_dropin_fifo_does_not_block)
 	write_file("turboschedd.conf", "[rule a]\ncomm = a\n", 0644);
 	tmp_path(p, sizeof(p), "conf.d/10-fifo.conf");
 	ck_assert_int_eq(mkfifo(p, 0644), 0);
-	assert_load_fails_with("DIR/conf.d/10-fifo.conf: cannot read: a FIFO, expected a regular file");
+	assert_load_fails_with(
+	    "DIR/conf.d/10-fifo.conf: cannot read: a FIFO, expected a regular file");
 }
 END_TEST
 
@@ -438,7 +439,8 @@ START_TEST(test_dropin_symlink_loop)
 	ck_assert_int_eq(unlink(b), 0);
 	ck_assert_int_eq(rmdir(cd), 0);
 	ck_assert_int_eq(symlink(cd, cd), 0);
-	assert_load_fails_with("DIR/conf.d: cannot read directory: Too many levels of symbolic links");
+	assert_load_fails_with(
+	    "DIR/conf.d: cannot read directory: Too many levels of symbolic links");
 }
 END_TEST
 
@@ -456,7 +458,8 @@ END_TEST
 
 START_TEST(test_binary_file)
 {
-	/* 1 MiB of noise, NUL bytes included, just at the limit: read, refused, messages bounded. */
+	/* 1 MiB of noise, NUL bytes included, just at the limit: read, refused, messages bounded.
+	 */
 	char p[256];
 	FILE *f = new_main_file(p, sizeof(p));
 	unsigned int x = 12345;
@@ -527,7 +530,8 @@ START_TEST(test_replaced_mid_read)
 	for (int i = 0; i < LOADS; i++) {
 		struct ts_config *c = NULL;
 		struct ts_diag d;
-		struct ts_config_source src = {.path = cur, .dropin_dir = "", .lookup = fake_lookup};
+		struct ts_config_source src = {
+		    .path = cur, .dropin_dir = "", .lookup = fake_lookup};
 		int r = ts_config_load(&src, &c, &d);
 		ck_assert_msg(r == 0, "load %d failed: %s", i, r ? d.msgs[0] : "");
 		bool old = strncmp(c->rules.rules[0].name, "old-", 4) == 0;

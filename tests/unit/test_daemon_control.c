@@ -404,7 +404,7 @@ START_TEST(test_peer_capabilities)
 	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 1000));
 	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 1000));
 	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 1000)); /* gone: no */
-	ck_assert(privs_peer_may_change(999, -ESRCH, 0));     /* root: yes */
+	ck_assert(privs_peer_may_change(999, -ESRCH, 0));             /* root: yes */
 	tree_free();
 }
 END_TEST

@@ -241,7 +241,8 @@ END_TEST
 
 static struct pc_event ev_fork(pid_t ptid, pid_t tid)
 {
-	return (struct pc_event){.what = PC_FORK, .tgid = tid, .tid = tid, .ptgid = ptid, .ptid = ptid};
+	return (struct pc_event){
+	    .what = PC_FORK, .tgid = tid, .tid = tid, .ptgid = ptid, .ptid = ptid};
 }
 
 static struct pc_event ev_of(enum pc_what what, pid_t tid)
@@ -539,7 +540,8 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 			continue;
 		}
 		live++;
-		ck_assert_msg(ft->util_max == 0, "task %d was missed (util_max %u)", c, ft->util_max);
+		ck_assert_msg(ft->util_max == 0, "task %d was missed (util_max %u)", c,
+		              ft->util_max);
 		ck_assert_msg(e != NULL, "task %d is tagged but not recorded", c);
 		/* What the inherited ones must get back on untag is the parent's old clamp. */
 		ck_assert_uint_eq(e->prev.util_max, 1024);

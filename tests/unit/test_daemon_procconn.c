@@ -176,9 +176,10 @@ START_TEST(test_fuzzer_regression_short_fork)
 	/* tests/fuzz/corpus-procconn/regress-misaligned-event: a FORK whose cn_msg announces only
 	 * 20 bytes. The event used to be read in place at a 4-byte aligned offset (undefined
 	 * behaviour for struct proc_event, caught by UBSan); it is now copied, then refused. */
-	static const uint8_t bytes[] = {
-	    0x38, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
-	    0,    0, 0, 0, 0x14, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+	static const uint8_t bytes[] = {0x38, 0, 0, 0, 3,    0, 0, 0, 0, 0, 0, 0, 0, 0,
+	                                0,    0, 1, 0, 0,    0, 1, 0, 0, 0, 0, 0, 0, 0,
+	                                0,    0, 0, 0, 0x14, 0, 0, 0, 1, 0, 0, 0, 0, 0,
+	                                0,    0, 0, 0, 0,    0, 0, 0, 0, 0, 1, 0, 0, 0};
 	reset();
 	memcpy(dgram.b, bytes, sizeof(bytes));
 	ck_assert_int_eq(procconn_parse(dgram.b, sizeof(bytes), collect, NULL), -EBADMSG);

@@ -58,9 +58,8 @@ static void daemon_start(struct daemon *d)
 	memset(d, 0, sizeof(*d));
 	d->recheck_fd = -1;
 	d->registry_path = path;
-	ck_assert_int_eq(ts_config_parse_buffer("r.conf", conf, sizeof(conf) - 1, NULL, &d->cfg,
-	                                        &diag),
-	                 0);
+	ck_assert_int_eq(
+	    ts_config_parse_buffer("r.conf", conf, sizeof(conf) - 1, NULL, &d->cfg, &diag), 0);
 	engine_init(&d->eng, d->cfg);
 	daemon_adopt(d);
 	engine_scan(&d->eng);
@@ -83,12 +82,12 @@ static void task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st)
 START_TEST(test_restart_adopts_and_restores)
 {
 	struct daemon d;
-	task(100, 100, "logrotate", 10);   /* tagged by a rule, still the same task */
-	task(100, 101, "logrotate", 11);   /* ... its thread, exits while we are down */
-	task(200, 200, "db-janitor", 20);  /* TID reused by a stranger while we are down */
-	task(300, 300, "b-janitor", 30);   /* re-clamped by an admin while we are down */
-	task(400, 400, "bash", 40);        /* tagged by hand through the daemon */
-	task(500, 500, "logrotate", 50);   /* untagged by hand: rules must keep off */
+	task(100, 100, "logrotate", 10);  /* tagged by a rule, still the same task */
+	task(100, 101, "logrotate", 11);  /* ... its thread, exits while we are down */
+	task(200, 200, "db-janitor", 20); /* TID reused by a stranger while we are down */
+	task(300, 300, "b-janitor", 30);  /* re-clamped by an admin while we are down */
+	task(400, 400, "bash", 40);       /* tagged by hand through the daemon */
+	task(500, 500, "logrotate", 50);  /* untagged by hand: rules must keep off */
 	daemon_start(&d);
 	struct ts_tag_report rep = {0};
 	ck_assert_int_eq(engine_manual(&d.eng, true, 400, false, &rep), 0);
@@ -201,8 +200,11 @@ END_TEST
 START_TEST(test_atomic_write)
 {
 	struct registry r = {0};
-	struct reg_entry e = {.tid = 42, .tgid = 42, .starttime = 18446744073709551615ull,
-	                      .since = 1700000000, .how = REG_RULE,
+	struct reg_entry e = {.tid = 42,
+	                      .tgid = 42,
+	                      .starttime = 18446744073709551615ull,
+	                      .since = 1700000000,
+	                      .how = REG_RULE,
 	                      .prev = {.util_min = 1024, .util_max = 1024, .min_lowered = true},
 	                      .rule = "a rule \"with\" quotes\\, a\ttab and \xc3\xbc"};
 	ck_assert_ptr_nonnull(registry_put(&r, &e));
@@ -277,9 +279,12 @@ START_TEST(test_corrupt_files)
 	task(100, 100, "logrotate", 10);
 	fake_get(100)->util_max = 0; /* tagged by the run that wrote the file */
 	start_over_corrupt("", "not a JSON object");
-	start_over_corrupt("\x7f" "ELF\x02\x01\x01\x00\xff\xfe", "not a JSON object");
-	start_over_corrupt("{\"format\":\"turboschedd-registry\",\"version\":1,\"entries\":[{\"tid\"",
+	start_over_corrupt("\x7f"
+	                   "ELF\x02\x01\x01\x00\xff\xfe",
 	                   "not a JSON object");
+	start_over_corrupt(
+	    "{\"format\":\"turboschedd-registry\",\"version\":1,\"entries\":[{\"tid\"",
+	    "not a JSON object");
 	start_over_corrupt("[1,2,3]", "not a JSON object");
 	start_over_corrupt("{\"version\":1,\"entries\":[]}", "not a turboschedd registry");
 	start_over_corrupt("{\"format\":\"turboschedd-registry\",\"version\":2,\"entries\":[]}",

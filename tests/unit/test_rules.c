@@ -210,7 +210,8 @@ START_TEST(test_parts_follow_the_fields)
 	ck_assert_uint_eq(ts_ruleset_parts(&c->rules), 0);
 	ts_config_free(c);
 	ck_assert_int_eq(
-	    ts_config_parse_buffer("p.conf", excl_cgroup, sizeof(excl_cgroup) - 1, NULL, &c, &d), 0);
+	    ts_config_parse_buffer("p.conf", excl_cgroup, sizeof(excl_cgroup) - 1, NULL, &c, &d),
+	    0);
 	ck_assert_uint_eq(ts_ruleset_parts(&c->rules), TS_TASK_CGROUP);
 	ts_config_free(c);
 }
