@@ -64,13 +64,27 @@ int kt_exit_status(void)
 	return failed ? 1 : 0;
 }
 
-bool kt_patched(void)
+static const char *variant(void)
 {
 	const char *v = getenv("tsvariant");
 
 	if (!v)
 		kt_bail("tsvariant is not set: the harness passes tsvariant=patched|baseline");
-	return strcmp(v, "patched") == 0;
+	return v;
+}
+
+bool kt_patched(void)
+{
+	const char *k = getenv("tskernel");
+
+	return strcmp(k ? k : variant(), "patched") == 0;
+}
+
+int kt_sysctl_pack_at_boot(void)
+{
+	if (!kt_patched())
+		return -1;
+	return strcmp(variant(), "patched") == 0 ? 1 : 0;
 }
 
 /* include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER1; glibc 2.36 has no sched_attr. */

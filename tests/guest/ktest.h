@@ -21,8 +21,17 @@ void kt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void kt_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kt_exit_status(void);
 
-/* "patched" or "baseline": which kernel the harness booted (tsvariant= on the command line). */
+/*
+ * Whether the harness booted a kernel with the series (tskernel=patched on the command line) or
+ * Debian's unpatched tree (tskernel=baseline).  Without tskernel=, tsvariant= says it: callers
+ * that boot only unpatched baselines need not know about packing switched off at boot.
+ */
 bool kt_patched(void);
+/*
+ * What kernel.sched_pack_jitter should read at boot: -1 on the unpatched tree, 0 when a
+ * patched kernel is the baseline (switched off on its command line), 1 otherwise.
+ */
+int kt_sysctl_pack_at_boot(void);
 
 /* sched_setattr() on @tid changing only util_max (and util_min when @util_min >= 0). */
 int kt_set_util_max(pid_t tid, int util_max, int util_min, bool reset_on_fork);

@@ -246,12 +246,16 @@ int main(void)
 		kt_sysctl_pack_set(sysctl_was);
 	kt_ok(all_progress(5, 10000), "switch toggled 200 times: tasks kept running");
 
-	/* Packing resumes: placements onto busy cores are counted again. */
+	/* Back as it was at boot: counted placements resume only if packing was on. */
 	packed0 = kt_stat("packed");
 	all_progress(50, 20000);
 	packed1 = kt_stat("packed");
-	if (kt_patched())
+	if (kt_sysctl_pack_at_boot() == 1)
 		kt_ok(packed0 >= 0 && packed1 > packed0, "packing resumed (%ld placements)",
+		      packed1 - packed0);
+	else if (kt_patched())
+		kt_ok(packed0 >= 0 && packed1 == packed0,
+		      "switched off again as at boot: no placements counted (%ld)",
 		      packed1 - packed0);
 	else
 		kt_ok(packed1 == -1, "baseline has no packing counters");

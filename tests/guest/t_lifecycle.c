@@ -194,8 +194,9 @@ int main(int argc, char **argv)
 	if (base < 0)
 		base = 0;
 	kt_plan(18);
-	kt_ok(kt_sysctl_pack() == (kt_patched() ? 1 : -1), "kernel.sched_pack_jitter is %d",
-	      kt_sysctl_pack());
+	kt_ok(kt_sysctl_pack() == kt_sysctl_pack_at_boot(),
+	      "kernel.sched_pack_jitter is %d (want %d)", kt_sysctl_pack(),
+	      kt_sysctl_pack_at_boot());
 	test_values(base);
 	test_storm(base);
 	test_reset_on_fork(base);

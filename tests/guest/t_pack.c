@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
 	        packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
 
-	kt_plan(9);
+	kt_plan(10);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -407,5 +407,7 @@ int main(int argc, char **argv)
 	      "kernel counted %ld fall-backs to the normal path (want >= %ld)", fallback,
 	      o.fallback_min);
 	kt_ok(o.key == -2 || key == o.key, "static key while measuring: %ld (want %d)", key, o.key);
+	kt_ok(kt_sysctl_pack_at_boot() != 0 || packed == 0,
+	      "baseline switched off at boot counted %ld packed placements (want 0)", packed);
 	return kt_exit_status();
 }

@@ -10,7 +10,9 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
 export tsvariant
-echo "TS-BEGIN variant=$tsvariant cpus=$(nproc) kernel=$(uname -r)"
+# pack= lets the harness check that a baseline booted with packing switched off really is.
+pack=$(cat /proc/sys/kernel/sched_pack_jitter 2>/dev/null || echo none)
+echo "TS-BEGIN variant=$tsvariant cpus=$(nproc) kernel=$(uname -r) pack=$pack"
 while read -r name variants cmd; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ "$variants" = both ] || [ "$variants" = "$tsvariant" ] || continue
