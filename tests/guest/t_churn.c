@@ -211,7 +211,7 @@ int main(void)
 	}
 	kt_set_util_max(0, 1024, -1, false);
 
-	kt_plan(5 + nsteps);
+	kt_plan(6 + nsteps);
 	kt_ok(all_progress(20, 10000), "jitter tasks run");
 
 	int last = last_cpu(jitter_pid[0]);
@@ -267,5 +267,10 @@ int main(void)
 		kill(hog_pid[i], SIGKILL);
 		waitpid(hog_pid[i], NULL, 0);
 	}
+	/* After hotplug moved them around, every jitter task counted runnable was uncounted. */
+	long runnable = kt_stat("jitter_runnable");
+
+	kt_ok(runnable == (kt_patched() ? 0 : -1), "runnable jitter tasks counted: %ld (want %d)",
+	      runnable, kt_patched() ? 0 : -1);
 	return kt_exit_status();
 }

@@ -35,12 +35,12 @@ struct shared {
 };
 
 struct opts {
-	uint64_t hogs, start, mask, busy;
+	uint64_t hogs, jitter_hogs, start, mask, busy;
 	int hog_duty, jitter, work_ms, period_ms, tagged, pack_off;
 	double warmup, seconds;
 	double share_min, share_max, idle_min, outside_node_max, outside_mask_max;
 	long min_periods;
-	long packed_min, packed_max, fallback_min;
+	long packed_min, packed_max, fallback_min, fallback_max;
 	int key;
 };
 
@@ -147,7 +147,7 @@ static void usage(void)
 	        "[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
 	        "[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
 	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
-	        "[--key 0|1|-1]\n");
+	        "[--fallback-max N] [--jitter-hogs LIST] [--key 0|1|-1]\n");
 	exit(2);
 }
 
@@ -185,6 +185,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"packed-max", 1, 0, 8},
 	    {"fallback-min", 1, 0, 9},
 	    {"key", 1, 0, 10},
+	    {"fallback-max", 1, 0, 11},
+	    {"jitter-hogs", 1, 0, 12},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -204,6 +206,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .packed_min = -1,
 	                   .packed_max = -1,
 	                   .fallback_min = -1,
+	                   .fallback_max = -1,
 	                   .key = -2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -273,6 +276,12 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 10:
 			o->key = atoi(optarg);
 			break;
+		case 11:
+			o->fallback_max = atol(optarg);
+			break;
+		case 12:
+			o->jitter_hogs = cpulist_arg(optarg);
+			break;
 		default:
 			usage();
 		}
@@ -283,7 +292,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	int nr = kt_nr_cpus(), start_node = 0, hog_pids[KT_MAX_CPUS], nhogs = 0;
+	int nr = kt_nr_cpus(), start_node = 0, hog_pids[2 * KT_MAX_CPUS], nhogs = 0;
 	struct kt_cpustat before, after;
 	double total = 0, on_busy = 0, outside_node = 0, outside_mask = 0, late = 0;
 	unsigned long long spare_busy = 0, spare_total = 0;
@@ -311,6 +320,23 @@ int main(int argc, char **argv)
 		hog_pids[nhogs] = fork();
 		if (hog_pids[nhogs] == 0)
 			kt_hog(c, o.hog_duty);
+		nhogs++;
+	}
+	/*
+	 * A CPU-bound jitter task beside a hog: it is the running task there
+	 * about half the time, while the hog waits, and the core must still
+	 * count as busy for the periodic ones.
+	 */
+	for (int c = 0; c < nr; c++) {
+		if (!(o.jitter_hogs & (1ULL << c)))
+			continue;
+		hog_pids[nhogs] = fork();
+		if (hog_pids[nhogs] == 0) {
+			if (kt_set_util_max(0, 0, -1, false))
+				kt_bail("cannot tag the jitter hog on cpu%d: %s", c,
+				        strerror(errno));
+			kt_hog(c, 100);
+		}
 		nhogs++;
 	}
 	parent = fork();
@@ -381,7 +407,7 @@ int main(int argc, char **argv)
 	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
 	        packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1);
 
-	kt_plan(10);
+	kt_plan(11);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -406,6 +432,9 @@ int main(int argc, char **argv)
 	kt_ok(o.fallback_min < 0 || fallback >= o.fallback_min,
 	      "kernel counted %ld fall-backs to the normal path (want >= %ld)", fallback,
 	      o.fallback_min);
+	kt_ok(o.fallback_max < 0 || (fallback >= 0 && fallback <= o.fallback_max),
+	      "kernel counted %ld fall-backs to the normal path (want <= %ld)", fallback,
+	      o.fallback_max);
 	kt_ok(o.key == -2 || key == o.key, "static key while measuring: %ld (want %d)", key, o.key);
 	kt_ok(kt_sysctl_pack_at_boot() != 0 || packed == 0,
 	      "baseline switched off at boot counted %ld packed placements (want 0)", packed);

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 {
 	int seconds = 10, nforkers = 3, ntaggers = 3, c;
 	pthread_t threads[32];
-	long base, key0, end, key;
+	long base, key0, end, key, runnable;
 	int n = 0;
 
 	if (argc > 1 && strcmp(argv[1], "--exec-child") == 0)
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	signal(SIGCHLD, SIG_DFL);
 	base = kt_stat("jitter_tasks");
 	key0 = kt_stat_wait("key", kt_patched() ? 0 : -1, 5000);
-	kt_plan(4);
+	kt_plan(5);
 	kt_ok(kt_patched() ? base == 0 && key0 == 0 : base == -1,
 	      "start: %ld jitter tasks, key %ld", base, key0);
 
@@ -126,5 +126,9 @@ int main(int argc, char **argv)
 	kt_ok(end == base, "jitter count back to %ld (now %ld)", base, end);
 	key = kt_stat_wait("key", key0, 5000);
 	kt_ok(key == key0, "static key back to %ld (now %ld)", key0, key);
+	/* With no jitter task left, every runnable one counted must have been uncounted. */
+	runnable = kt_stat("jitter_runnable");
+	kt_ok(runnable == (kt_patched() ? 0 : -1), "runnable jitter tasks counted: %ld (want %d)",
+	      runnable, kt_patched() ? 0 : -1);
 	return kt_exit_status();
 }
