@@ -1,0 +1,36 @@
+# Sourced by tests/qemu/boot and tests/e2e/boot: what every test guest of an arch is.
+#
+# guest_qemu ARCH sets the array qemu (the QEMU command without kernel, initrd, disk or
+# console options) and the string guest_append (what the kernel command line must hold).
+# guest_splat is the extended regex of console lines that fail a boot.
+guest_splat='(WARNING:|BUG:|Oops|Kernel panic|possible recursive locking|possible circular locking|inconsistent lock state|sleeping function called from invalid context|suspicious RCU usage|INFO: task .* blocked|UBSAN:|KASAN:)'
+
+guest_qemu() {
+	case "$1" in
+	x86_64)
+		# 2 sockets x 2 cores x 2 threads, one NUMA node per socket: real SMT siblings.
+		qemu=(qemu-system-x86_64 -M q35 -cpu qemu64,vendor=GenuineIntel -accel tcg,thread=multi
+			-smp 8,sockets=2,cores=2,threads=2 -m 1G
+			-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+			-numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1)
+		# tsc=unstable keeps the kernel from enabling the sched_clock_stable static key at
+		# late_initcall, the text poke during boot that QEMU 7.2's multi-threaded TCG most
+		# often gets wrong (docs/known-problems.md, "stale int3"): measured with
+		# tests/qemu/repro-stale-int3 --boot-only, 18 of 100 boots oopsed there without it,
+		# 1 of 100 (elsewhere) with it.
+		guest_append="console=ttyS0 tsc=unstable"
+		;;
+	ppc64le)
+		# pseries under TCG allows one thread per core in QEMU 7.2: 4 cores, 2 NUMA nodes.
+		qemu=(qemu-system-ppc64 -M pseries -cpu power9 -accel tcg,thread=multi
+			-smp 4,sockets=1,cores=4,threads=1 -m 1G
+			-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+			-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1)
+		guest_append="console=hvc0"
+		;;
+	*)
+		echo "unknown arch '$1' (x86_64 or ppc64le)" >&2
+		return 2
+		;;
+	esac
+}
