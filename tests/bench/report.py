@@ -51,6 +51,14 @@ def ratio(a, b):
     return a / b
 
 
+def fallbacks(r):
+    """The fall-back count, with its split (no busy core / busy cores full) where the kernel has it."""
+    total, idle, full = r.get("fallback"), r.get("fallback_idle"), r.get("fallback_full")
+    if idle is None or full is None or str(idle) == "-1":
+        return total
+    return f"{total} ({idle}/{full})"
+
+
 def table(head, rows):
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -120,7 +128,8 @@ def main():
     md.append("## Packing: tsbench, N hogs + 2N jitter threads\n")
     head = ["N", "kernel", "jitter on busy cores", "spare-core idle", "cores woken",
             "hog ops/s", "hog vs off", "jitter ops/s", "jitter vs off", "lat p50 µs",
-            "lat p99 µs", "lat max µs", "overruns", "packed", "fallback", "lb refused"]
+            "lat p99 µs", "lat max µs", "overruns", "packed", "fallback (idle/full)",
+            "lb refused"]
     trs, targets, plot = [], [], []
     for n in ns:
         off = one("pack", f"off-{n}")
@@ -140,7 +149,7 @@ def main():
                         fmt(num(r, "lat_p50_us"), ".0f"), fmt(num(r, "lat_p99_us"), ".0f"),
                         fmt(num(r, "lat_max_us"), ".0f"),
                         f"{r.get('overruns')}/{r.get('periods')}",
-                        r.get("packed"), r.get("fallback"), r.get("lb_refused")])
+                        r.get("packed"), fallbacks(r), r.get("lb_refused")])
         plot.append((n, prow))
         on = prow.get("on")
         if on and off:
@@ -154,7 +163,9 @@ def main():
               "(/proc/schedstat, kernel threads included). Latency: actual minus requested "
               "wake-up of the jitter threads' absolute clock_nanosleep. Overruns: periods whose "
               "work ended after the next period start (no latency sample then). Counters: "
-              "debugfs sched/turbosched deltas over the window (-1 = not present).\n")
+              "deltas over the window of debugfs sched/pack_jitter/stats (-1 = not present); "
+              "a fall-back found no busy core it may use in the turbo domain (idle) or only "
+              "busy cores without room (full).\n")
     md.append("![share](share.png) ![idle](idle.png)\n")
     md.append("![latency](latency.png) ![hog throughput](hog.png)\n")
 
@@ -190,7 +201,7 @@ def main():
                   "(/proc/PID/sched) just after the window.\n")
         head = ["N", "kernel", "jitter threads", "on busy cores (≥)", "spare-core idle", "cores woken",
                 "hog ops/s", "hog vs off", "rt-app perf/s", "wu_lat p50 µs", "p99 µs",
-                "max µs", "late periods", "packed", "fallback"]
+                "max µs", "late periods", "packed", "fallback (idle/full)"]
         trs = []
         for n in rt_ns:
             off = one("pack", f"rt-off-{n}")
@@ -208,7 +219,7 @@ def main():
                             fmt(num(lat, "perf_per_s"), ".0f"), lat.get("lat_p50_us"),
                             lat.get("lat_p99_us"), lat.get("lat_max_us"),
                             f"{lat.get('overruns')}/{lat.get('periods')}", r.get("packed"),
-                            r.get("fallback")])
+                            fallbacks(r)])
         md.append(table(head, trs))
         md.append("")
 

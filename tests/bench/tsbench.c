@@ -304,7 +304,11 @@ int main(int argc, char **argv)
 {
 	int spread[KT_MAX_CPUS], nspread, nthr, sysctl_was, spawner_rc = 0;
 	unsigned long *ops0;
-	long packed0, fallback0, refused0;
+	/* The kernel's packing counters (debugfs), read around the window; -1 where absent. */
+	static const char *const counters[] = {"packed", "fallback", "fallback_idle",
+	                                       "fallback_full", "lb_refused"};
+	enum { NCOUNTERS = sizeof(counters) / sizeof(counters[0]) };
+	long count0[NCOUNTERS], count1[NCOUNTERS];
 	struct kt_cpustat before, after;
 	unsigned long long ss0[KT_MAX_CPUS], ss1[KT_MAX_CPUS], obs0 = 0, obs1 = 0;
 	pthread_t sp;
@@ -371,9 +375,8 @@ int main(int argc, char **argv)
 	}
 
 	bn_sleep(o.warmup);
-	packed0 = kt_stat("packed");
-	fallback0 = kt_stat("fallback");
-	refused0 = kt_stat("lb_refused");
+	for (int i = 0; i < NCOUNTERS; i++)
+		count0[i] = kt_stat(counters[i]);
 	kt_cpustat_read(&before);
 	bn_schedstat_read(ss0, KT_MAX_CPUS);
 	if (o.observe)
@@ -401,8 +404,8 @@ int main(int argc, char **argv)
 	bn_schedstat_read(ss1, KT_MAX_CPUS);
 	if (o.observe)
 		obs1 = bn_proc_runtime_ns(o.observe);
-	long packed1 = kt_stat("packed"), fallback1 = kt_stat("fallback");
-	long refused1 = kt_stat("lb_refused");
+	for (int i = 0; i < NCOUNTERS; i++)
+		count1[i] = kt_stat(counters[i]);
 
 	__atomic_store_n(&phase, STOP, __ATOMIC_RELEASE);
 	for (int i = 0; i < nthr; i++)
@@ -497,9 +500,8 @@ int main(int argc, char **argv)
 	bn_kv("lat_p99_us", "%.1f", bn_quantile(&lat, 0.99));
 	bn_kv("lat_p999_us", "%.1f", bn_quantile(&lat, 0.999));
 	bn_kv("lat_max_us", "%.1f", bn_max(&lat));
-	bn_kv("packed", "%ld", packed1 >= 0 ? packed1 - packed0 : -1);
-	bn_kv("fallback", "%ld", fallback1 >= 0 ? fallback1 - fallback0 : -1);
-	bn_kv("lb_refused", "%ld", refused1 >= 0 ? refused1 - refused0 : -1);
+	for (int i = 0; i < NCOUNTERS; i++)
+		bn_kv(counters[i], "%ld", count1[i] >= 0 ? count1[i] - count0[i] : -1);
 	char buf[1024];
 
 	bn_kv("jitter_cpus", "%s", cpu_list_of(jit_cpu, jit_total, buf, sizeof(buf)));
