@@ -18,10 +18,6 @@
 #include "notify.h"
 #include "privs.h"
 #include "procconn.h"
-#include "sched_attr.h"
-
-/* The time slice the daemon asks for (the kernel takes 0.1-100 ms; its default is 3 ms). */
-#define DAEMON_SLICE_US 500
 
 static struct daemon D = {.recheck_fd = -1};
 static struct loop_source sig_src, nl_src, recheck_src, wd_src;
@@ -155,17 +151,6 @@ static int setup(const char *socket_path)
 	/* Everything that needed privilege is open: keep only what tagging needs. */
 	if ((r = privs_drop()) < 0)
 		return log_err("cannot drop capabilities: %s", strerror(-r)), r;
-
-	/*
-	 * Each event costs the daemon tens of microseconds, but under the default slice it may wait
-	 * milliseconds for the task running on its CPU: in a fork storm, long enough for a new
-	 * process to exit untagged. A short slice lets it preempt at wake-up (EEVDF), without
-	 * raising its share of CPU.
-	 */
-	if ((r = ts_sched_request_slice(DAEMON_SLICE_US * 1000ULL)) < 0)
-		log_msg(LOG_NOTICE,
-		        "cannot request a %d us time slice: %s; events may wait behind busy tasks",
-		        DAEMON_SLICE_US, ts_sched_strerror(r));
 	return 0;
 }
 

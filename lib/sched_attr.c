@@ -80,31 +80,6 @@ int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max)
 	return 0;
 }
 
-int ts_sched_request_slice(uint64_t slice_ns)
-{
-	struct ts_sched_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	if (ops->getattr(0, &attr, sizeof(attr), 0) < 0)
-		return -errno;
-	if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH &&
-	    attr.sched_policy != SCHED_IDLE)
-		return -EOPNOTSUPP;
-	/*
-	 * Without KEEP_PARAMS the kernel takes nice and the slice from attr: the nice value read
-	 * above goes back unchanged. KEEP_POLICY keeps the policy and reset-on-fork, and with no
-	 * UTIL_CLAMP flag the clamps stay as they are.
-	 */
-	attr.size = TS_SCHED_ATTR_SIZE_VER1;
-	attr.sched_flags = TS_SCHED_FLAG_KEEP_POLICY;
-	attr.sched_runtime = slice_ns;
-	attr.sched_util_min = 0;
-	attr.sched_util_max = 0;
-	if (ops->setattr(0, &attr, 0) < 0)
-		return -errno;
-	return 0;
-}
-
 bool ts_clamp_is_jitter(const struct ts_clamp *c)
 {
 	return c->valid && c->util_max == TS_JITTER_UTIL_MAX;

@@ -85,17 +85,6 @@ void ts_sched_attr_encode(struct ts_sched_attr *attr, bool set_min, uint32_t uti
 /* Writes util_max (and util_min when set_min). 0 or -errno. */
 int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max);
 
-/*
- * Asks for a time slice of slice_ns for the calling thread, keeping its policy, nice value,
- * reset-on-fork and clamps. Under EEVDF (Linux 6.12 and later) a fair task whose slice is shorter
- * than the running task's may preempt it at wake-up: a daemon that answers events then runs soon
- * after each one instead of waiting out the slice of whatever occupies its CPU, without getting
- * more CPU time than its weight gives it. The kernel clamps the slice to 0.1-100 ms; older kernels
- * accept it and ignore it. No privilege needed. 0, or -errno (-EOPNOTSUPP for a real-time or
- * deadline task, which has no fair slice).
- */
-int ts_sched_request_slice(uint64_t slice_ns);
-
 /* True when this clamp classifies the task as a jitter task (valid and util_max == 0). */
 bool ts_clamp_is_jitter(const struct ts_clamp *c);
 

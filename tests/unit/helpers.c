@@ -211,8 +211,6 @@ static int fake_getattr(pid_t tid, struct ts_sched_attr *a, unsigned int size, u
 	memset(a, 0, size);
 	a->size = TS_SCHED_ATTR_SIZE_VER1;
 	a->sched_policy = t->policy;
-	a->sched_nice = t->nice;
-	a->sched_runtime = t->slice;
 	a->sched_util_min = t->util_min;
 	a->sched_util_max = t->util_max;
 	return 0;
@@ -251,10 +249,6 @@ static int fake_setattr(pid_t tid, struct ts_sched_attr *a, unsigned int flags)
 	}
 	t->util_min = mn;
 	t->util_max = mx;
-	if (!(a->sched_flags & TS_SCHED_FLAG_KEEP_PARAMS)) {
-		t->nice = a->sched_nice;
-		t->slice = a->sched_runtime;
-	}
 	if (fake.after_set)
 		fake.after_set(tid);
 	return 0;

@@ -55,9 +55,7 @@ struct fake_task {
 	pid_t tid;
 	bool exists;
 	uint32_t policy, util_min, util_max;
-	int32_t nice;
-	uint64_t slice; /* sched_runtime of a fair task: its requested slice, 0 for the default */
-	int set_errno;  /* setattr fails with this when non-zero */
+	int set_errno; /* setattr fails with this when non-zero */
 };
 struct fake_sched {
 	struct fake_task t[FAKE_MAX];

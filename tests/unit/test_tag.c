@@ -64,34 +64,6 @@ START_TEST(clamp_get_without_uclamp)
 }
 END_TEST
 
-START_TEST(request_slice_keeps_nice_policy_and_clamps)
-{
-	struct fake_task *self = fake_add(0, SCHED_BATCH, 0, 512);
-
-	self->nice = 5;
-	ck_assert_int_eq(ts_sched_request_slice(500000), 0);
-	ck_assert_uint_eq(self->slice, 500000);
-	ck_assert_int_eq(self->nice, 5);
-	ck_assert_uint_eq(self->policy, SCHED_BATCH);
-	ck_assert_uint_eq(self->util_max, 512);
-	/* KEEP_POLICY alone: nice and the slice are taken from attr, the clamps not at all */
-	ck_assert_uint_eq(fake.last.sched_flags, TS_SCHED_FLAG_KEEP_POLICY);
-	ck_assert_uint_eq(fake.last.size, TS_SCHED_ATTR_SIZE_VER1);
-}
-END_TEST
-
-START_TEST(request_slice_refuses_rt_and_reports_errors)
-{
-	fake_add(0, SCHED_FIFO, 1024, 1024);
-	ck_assert_int_eq(ts_sched_request_slice(500000), -EOPNOTSUPP);
-	ck_assert_int_eq(fake.nset, 0);
-	fake_install();
-	ck_assert_int_eq(ts_sched_request_slice(500000), -ESRCH);
-	fake_add(0, SCHED_OTHER, 0, 1024)->set_errno = EPERM;
-	ck_assert_int_eq(ts_sched_request_slice(500000), -EPERM);
-}
-END_TEST
-
 START_TEST(strerror_messages)
 {
 	ck_assert_str_eq(ts_sched_strerror(-EOPNOTSUPP),
@@ -298,8 +270,6 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, encode_keep_flags);
 	tcase_add_test(tc, clamp_get_without_uclamp);
-	tcase_add_test(tc, request_slice_keeps_nice_policy_and_clamps);
-	tcase_add_test(tc, request_slice_refuses_rt_and_reports_errors);
 	tcase_add_test(tc, strerror_messages);
 	tcase_add_test(tc, tag_process_all_threads_and_untag_restores);
 	tcase_add_test(tc, untag_without_record_resets_defaults);
