@@ -38,7 +38,7 @@ START_TEST(probe_fixture)
 	ck_assert(k.turbosched);
 	ck_assert_int_eq(k.pack_enabled, 0);
 	ck_assert_int_eq(k.counters_state, TS_COUNTERS_OK);
-	ck_assert_uint_eq(k.ncounters, 6);
+	ck_assert_uint_eq(k.ncounters, 8);
 	c = ts_counter_find(&k, "lb_refused");
 	ck_assert_ptr_nonnull(c);
 	ck_assert_int_eq(c->value, 42);
