@@ -8,6 +8,7 @@ import csv
 import datetime
 import math
 import os
+import re
 import statistics
 
 
@@ -70,7 +71,7 @@ def main():
     for a in ("out", "console-patched", "console-baseline", "failures", "kernel-patched",
               "kernel-baseline", "icount", "quick", "command", "elapsed", "host-patched",
               "host-baseline", "host-daemon", "console-daemon", "daemon-icount", "commit", "window", "warmup", "run-us", "period-us",
-              "msg-repeats"):
+              "msg-repeats", "repeats"):
         ap.add_argument("--" + a, required=True)
     a = ap.parse_args()
     rows = (parse_console(a.console_patched, "patched") +
@@ -81,8 +82,29 @@ def main():
         by.setdefault((r["what"], r.get("label", "-")), []).append(r)
 
     def one(what, label):
+        """The row of a case; for a case run several times (labels LABEL.1, LABEL.2, ...), the
+        median of each numeric value over the runs and the first run's text values."""
         v = by.get((what, label))
-        return v[-1] if v else None
+        if v:
+            return v[-1]
+        runs = [rs[-1] for (w, lb), rs in by.items() if w == what and lb.rsplit(".", 1)[0] == label
+                and lb != label]
+        if not runs:
+            return None
+        agg = dict(runs[0])
+        agg["runs"] = len(runs)
+        for k in runs[0]:
+            vals = [r.get(k) for r in runs]
+            try:
+                nums = [float(x) for x in vals]
+            except (TypeError, ValueError):
+                continue
+            if any(math.isnan(x) for x in nums):
+                agg[k] = "nan"
+                continue
+            m = statistics.median(nums)
+            agg[k] = str(int(round(m))) if all(re.fullmatch(r"-?\d+", str(x)) for x in vals) else f"{m:.4f}"
+        return agg
 
     # results.csv: long format, one value a row.
     with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
@@ -114,9 +136,12 @@ def main():
               f"so host load does not change the figures")
     md.append(f"- packing cases: N hogs (pinned one per core, spread over the nodes) and 2N "
               f"jitter threads ({a.run_us} µs of CPU every {a.period_us} µs, tagged "
-              f"util_max = 0), {a.warmup} s warm-up, {a.window} s window; on = patched, "
+              f"util_max = 0; jitter thread i starts on the node of hog i mod N, then may run "
+              f"anywhere), {a.warmup} s warm-up, {a.window} s window; on = patched, "
               f"kernel.sched_pack_jitter=1; off = patched, sysctl 0; base = unpatched kernel. "
-              f"On and off alternate in one boot; the baseline boots right after.")
+              f"On and off alternate in one boot; the baseline boots right after. Every case "
+              f"ran {a.repeats} time(s); the tables give the median of each value over the runs "
+              f"(results.csv has every run, labels LABEL.1, LABEL.2, ...).")
     md.append("")
     fails = open(a.failures).read().strip() if os.path.exists(a.failures) else ""
     if fails:
