@@ -42,6 +42,7 @@ struct opts {
 	long min_periods;
 	long packed_min, packed_max, fallback_min, fallback_max;
 	long fallback_full_max; /* fall-backs because busy cores were full */
+	long fallback_idle_max; /* fall-backs because no usable core was busy */
 	int key;
 };
 
@@ -148,7 +149,8 @@ static void usage(void)
 	        "[--start LIST] [--mask LIST] [--busy LIST] [--share-min X] [--share-max X] "
 	        "[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
 	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
-	        "[--fallback-max N] [--fallback-full-max N] [--jitter-hogs LIST] "
+	        "[--fallback-max N] [--fallback-full-max N] [--fallback-idle-max N] "
+	        "[--jitter-hogs LIST] "
 	        "[--key 0|1|-1]\n");
 	exit(2);
 }
@@ -190,6 +192,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"fallback-max", 1, 0, 11},
 	    {"jitter-hogs", 1, 0, 12},
 	    {"fallback-full-max", 1, 0, 13},
+	    {"fallback-idle-max", 1, 0, 14},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -211,6 +214,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .fallback_min = -1,
 	                   .fallback_max = -1,
 	                   .fallback_full_max = -1,
+	                   .fallback_idle_max = -1,
 	                   .key = -2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -289,6 +293,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 13:
 			o->fallback_full_max = atol(optarg);
 			break;
+		case 14:
+			o->fallback_idle_max = atol(optarg);
+			break;
 		default:
 			usage();
 		}
@@ -304,7 +311,7 @@ int main(int argc, char **argv)
 	double total = 0, on_busy = 0, outside_node = 0, outside_mask = 0, late = 0;
 	unsigned long long spare_busy = 0, spare_total = 0;
 	long periods = 0, skipped = 0, packed0, packed1, fallback0, fallback1, key;
-	long full0, full1;
+	long full0, full1, idle0, idle1;
 	struct opts o;
 	struct shared *sh;
 	uint64_t busy;
@@ -357,6 +364,7 @@ int main(int argc, char **argv)
 	packed0 = kt_stat("packed");
 	fallback0 = kt_stat("fallback");
 	full0 = kt_stat("fallback_full");
+	idle0 = kt_stat("fallback_idle");
 	kt_cpustat_read(&before);
 	sh->measuring = 1;
 	t = (struct timespec){(time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9)};
@@ -367,6 +375,7 @@ int main(int argc, char **argv)
 	packed1 = kt_stat("packed");
 	fallback1 = kt_stat("fallback");
 	full1 = kt_stat("fallback_full");
+	idle1 = kt_stat("fallback_idle");
 	sh->stop = 1;
 	waitpid(parent, NULL, 0);
 	for (int i = 0; i < nhogs; i++) {
@@ -412,13 +421,13 @@ int main(int argc, char **argv)
 	        o.tagged, kt_sysctl_pack(), o.pack_off ? " (switched off for this run)" : "");
 	kt_diag("RESULT share_on_busy=%.4f spare_idle=%.4f outside_node=%.4f outside_mask=%.4f "
 	        "periods=%ld skipped=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f packed=%ld "
-	        "fallback=%ld fallback_full=%ld",
+	        "fallback=%ld fallback_idle=%ld fallback_full=%ld",
 	        share, idle, total > 0 ? outside_node / total : 0,
 	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
 	        packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1,
-	        full1 >= 0 ? full1 - full0 : -1);
+	        idle1 >= 0 ? idle1 - idle0 : -1, full1 >= 0 ? full1 - full0 : -1);
 
-	kt_plan(12);
+	kt_plan(13);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -447,10 +456,14 @@ int main(int argc, char **argv)
 	      "kernel counted %ld fall-backs to the normal path (want <= %ld)", fallback,
 	      o.fallback_max);
 	long full = full1 >= 0 ? full1 - full0 : -1;
+	long idle_fb = idle1 >= 0 ? idle1 - idle0 : -1;
 
 	kt_ok(o.fallback_full_max < 0 || (full >= 0 && full <= o.fallback_full_max),
 	      "kernel counted %ld fall-backs for busy cores without room (want <= %ld)", full,
 	      o.fallback_full_max);
+	kt_ok(o.fallback_idle_max < 0 || (idle_fb >= 0 && idle_fb <= o.fallback_idle_max),
+	      "kernel counted %ld fall-backs for finding no busy core (want <= %ld)", idle_fb,
+	      o.fallback_idle_max);
 	kt_ok(o.key == -2 || key == o.key, "static key while measuring: %ld (want %d)", key, o.key);
 	kt_ok(kt_sysctl_pack_at_boot() != 0 || packed == 0,
 	      "baseline switched off at boot counted %ld packed placements (want 0)", packed);
