@@ -13,8 +13,9 @@
  * units and attributes its CLOCK_THREAD_CPUTIME_ID time to that CPU), the idle share of the
  * other cores (/proc/stat), how many cores the workload ran on, the wake-up lateness of the
  * jitter threads (actual minus requested wake-up of an absolute clock_nanosleep) as
- * percentiles, and the kernel's packed / fallback / lb_refused counters.  Then per-thread
- * residency lines ("BENCH res") and a timeline of jitter CPU time per CPU ("BENCH tl").
+ * percentiles, and the kernel's packed / fallback (idle, full) / lb_refused counters.  Then
+ * per-thread residency lines ("BENCH res") and a timeline of jitter CPU time per CPU
+ * ("BENCH tl").
  *
  *   tsbench --hogs 2 --jitter 4 --run-us 1000 --period-us 10000 --seconds 10 --label x
  */
