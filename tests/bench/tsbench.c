@@ -417,8 +417,7 @@ int main(int argc, char **argv)
 	}
 
 	bn_sleep(o.warmup);
-	for (int i = 0; i < NCOUNTERS; i++)
-		count0[i] = kt_stat(counters[i]);
+	kt_stats(counters, NCOUNTERS, count0);
 	kt_cpustat_read(&before);
 	bn_schedstat_read(ss0, KT_MAX_CPUS);
 	if (o.observe)
@@ -446,8 +445,7 @@ int main(int argc, char **argv)
 	bn_schedstat_read(ss1, KT_MAX_CPUS);
 	if (o.observe)
 		obs1 = bn_proc_runtime_ns(o.observe);
-	for (int i = 0; i < NCOUNTERS; i++)
-		count1[i] = kt_stat(counters[i]);
+	kt_stats(counters, NCOUNTERS, count1);
 
 	__atomic_store_n(&phase, STOP, __ATOMIC_RELEASE);
 	for (int i = 0; i < nthr; i++)

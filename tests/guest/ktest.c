@@ -145,20 +145,30 @@ int kt_task_jitter(pid_t pid, pid_t tid)
 	return val;
 }
 
-long kt_stat(const char *name)
+void kt_stats(const char *const *names, int n, long *out)
 {
 	FILE *f = fopen("/sys/kernel/debug/sched/pack_jitter/stats", "r");
 	char key[64];
-	long val, found = -1;
+	long val;
 
+	for (int i = 0; i < n; i++)
+		out[i] = -1;
 	if (!f)
-		return -1;
+		return;
 	while (fscanf(f, "%63s %ld", key, &val) == 2) {
-		if (strcmp(key, name) == 0)
-			found = val;
+		for (int i = 0; i < n; i++)
+			if (strcmp(key, names[i]) == 0)
+				out[i] = val;
 	}
 	fclose(f);
-	return found;
+}
+
+long kt_stat(const char *name)
+{
+	long val;
+
+	kt_stats(&name, 1, &val);
+	return val;
 }
 
 long kt_stat_wait(const char *name, long want, int timeout_ms)

@@ -41,6 +41,11 @@ int kt_task_jitter(pid_t pid, pid_t tid);
 
 /* A counter of /sys/kernel/debug/sched/pack_jitter/stats, -1 if absent. */
 long kt_stat(const char *name);
+/*
+ * The counters @names[0..@n) of that file from one read of it, so that they are a consistent
+ * snapshot, into @out (-1 for each one the kernel lacks).
+ */
+void kt_stats(const char *const *names, int n, long *out);
 /* Wait until kt_stat(@name) == @want, at most @timeout_ms; returns the last value read. */
 long kt_stat_wait(const char *name, long want, int timeout_ms);
 

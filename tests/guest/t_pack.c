@@ -150,8 +150,7 @@ static void usage(void)
 	        "[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
 	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
 	        "[--fallback-max N] [--fallback-full-max N] [--fallback-idle-max N] "
-	        "[--jitter-hogs LIST] "
-	        "[--key 0|1|-1]\n");
+	        "[--jitter-hogs LIST] [--key 0|1|-1]\n");
 	exit(2);
 }
 
@@ -310,8 +309,12 @@ int main(int argc, char **argv)
 	struct kt_cpustat before, after;
 	double total = 0, on_busy = 0, outside_node = 0, outside_mask = 0, late = 0;
 	unsigned long long spare_busy = 0, spare_total = 0;
-	long periods = 0, skipped = 0, packed0, packed1, fallback0, fallback1, key;
-	long full0, full1, idle0, idle1;
+	/* The kernel's packing counters, read around the window; -1 where absent. */
+	static const char *const counters[] = {"packed", "fallback", "fallback_idle",
+	                                       "fallback_full"};
+	enum { PACKED, FALLBACK, FALLBACK_IDLE, FALLBACK_FULL, NCOUNTERS };
+	long count0[NCOUNTERS], count1[NCOUNTERS], delta[NCOUNTERS];
+	long periods = 0, skipped = 0, key;
 	struct opts o;
 	struct shared *sh;
 	uint64_t busy;
@@ -361,10 +364,7 @@ int main(int argc, char **argv)
 	/* Let placement settle; then measure for a fixed time. */
 	struct timespec t = {(time_t)o.warmup, (long)((o.warmup - (time_t)o.warmup) * 1e9)};
 	nanosleep(&t, NULL);
-	packed0 = kt_stat("packed");
-	fallback0 = kt_stat("fallback");
-	full0 = kt_stat("fallback_full");
-	idle0 = kt_stat("fallback_idle");
+	kt_stats(counters, NCOUNTERS, count0);
 	kt_cpustat_read(&before);
 	sh->measuring = 1;
 	t = (struct timespec){(time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9)};
@@ -372,10 +372,9 @@ int main(int argc, char **argv)
 	sh->measuring = 0;
 	key = kt_stat("key");
 	kt_cpustat_read(&after);
-	packed1 = kt_stat("packed");
-	fallback1 = kt_stat("fallback");
-	full1 = kt_stat("fallback_full");
-	idle1 = kt_stat("fallback_idle");
+	kt_stats(counters, NCOUNTERS, count1);
+	for (int i = 0; i < NCOUNTERS; i++)
+		delta[i] = count1[i] >= 0 ? count1[i] - count0[i] : -1;
 	sh->stop = 1;
 	waitpid(parent, NULL, 0);
 	for (int i = 0; i < nhogs; i++) {
@@ -423,9 +422,8 @@ int main(int argc, char **argv)
 	        "periods=%ld skipped=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f packed=%ld "
 	        "fallback=%ld fallback_idle=%ld fallback_full=%ld",
 	        share, idle, total > 0 ? outside_node / total : 0,
-	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late,
-	        packed1 >= 0 ? packed1 - packed0 : -1, fallback1 >= 0 ? fallback1 - fallback0 : -1,
-	        idle1 >= 0 ? idle1 - idle0 : -1, full1 >= 0 ? full1 - full0 : -1);
+	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late, delta[PACKED],
+	        delta[FALLBACK], delta[FALLBACK_IDLE], delta[FALLBACK_FULL]);
 
 	kt_plan(13);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
@@ -440,8 +438,7 @@ int main(int argc, char **argv)
 	kt_ok(total > 0 && outside_mask / total <= o.outside_mask_max,
 	      "jitter time outside the affinity mask %.4f (want <= %.4f)",
 	      total > 0 ? outside_mask / total : 0, o.outside_mask_max);
-	long packed = packed1 >= 0 ? packed1 - packed0 : -1;
-	long fallback = fallback1 >= 0 ? fallback1 - fallback0 : -1;
+	long packed = delta[PACKED], fallback = delta[FALLBACK];
 
 	kt_ok(o.packed_min < 0 || packed >= o.packed_min,
 	      "kernel counted %ld packed placements "
@@ -455,8 +452,7 @@ int main(int argc, char **argv)
 	kt_ok(o.fallback_max < 0 || (fallback >= 0 && fallback <= o.fallback_max),
 	      "kernel counted %ld fall-backs to the normal path (want <= %ld)", fallback,
 	      o.fallback_max);
-	long full = full1 >= 0 ? full1 - full0 : -1;
-	long idle_fb = idle1 >= 0 ? idle1 - idle0 : -1;
+	long full = delta[FALLBACK_FULL], idle_fb = delta[FALLBACK_IDLE];
 
 	kt_ok(o.fallback_full_max < 0 || (full >= 0 && full <= o.fallback_full_max),
 	      "kernel counted %ld fall-backs for busy cores without room (want <= %ld)", full,
