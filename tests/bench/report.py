@@ -212,6 +212,33 @@ def main():
     md.append(table(th, tr))
     md.append("")
 
+    # ---- control: the emulated machine's own wake-up delay per vCPU ----
+    ctl = [(hj, one("pack", f"ctl-{hj}")) for hj in ("0-1", "0-2", "1-0")]
+    if any(r for _, r in ctl):
+        md.append("### Control: wake-up lateness of the emulated machine, per vCPU\n")
+        md.append("Packing off, one hog, the two jitter threads confined to one vCPU "
+                  "(`tsbench --jitter-cpus`), so the scheduler has no choice to make. The "
+                  "hog's SMT sibling vCPU is also the next one in QEMU's round robin on this "
+                  "topology (CPU 1 after CPU 0), and that position, not the sibling, is what "
+                  "delays wake-ups: compare CPU 0 as the sibling of a hog on CPU 1. Packing "
+                  "puts the jitter threads exactly there at N = 1, so the p99 ratio at N = 1 "
+                  "measures this emulator effect as much as the scheduler (tests/bench/notes.md).\n")
+        what = {"0-1": "hog's sibling, next in the round robin",
+                "0-2": "another core of the hog's node",
+                "1-0": "hog's sibling, before it in the round robin"}
+        trs = []
+        for hj, r in ctl:
+            hog, jit = hj.split("-")
+            if not r:
+                trs.append([hog, jit, what[hj]] + ["missing"] * 4)
+                continue
+            trs.append([hog, jit, what[hj], fmt(num(r, "lat_p50_us"), ".0f"),
+                        fmt(num(r, "lat_p99_us"), ".0f"), fmt(num(r, "lat_max_us"), ".0f"),
+                        f"{r.get('overruns')}/{r.get('periods')}"])
+        md.append(table(["hog CPU", "jitter CPU", "where", "lat p50 µs", "lat p99 µs",
+                         "lat max µs", "overruns"], trs))
+        md.append("")
+
     # ---- rt-app ----
     rt_ns = sorted({int(r["hogs"]) for r in rows if r["what"] == "pack" and
                     r.get("label", "").startswith("rt-")})

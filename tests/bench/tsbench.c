@@ -18,6 +18,10 @@
  * ("BENCH tl").
  *
  *   tsbench --hogs 2 --jitter 4 --run-us 1000 --period-us 10000 --seconds 10 --label x
+ *
+ * --jitter-cpus LIST confines the jitter threads to LIST once started, which takes the
+ * scheduler's choice out of a case: the benchmark uses it to measure how the emulated machine
+ * alone delays wake-ups on a given vCPU.
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -44,6 +48,7 @@ struct opts {
 	int start_hogs; /* --start hogs: each jitter thread begins on the node of a hog */
 	double warmup, seconds;
 	uint64_t busy, hog_mask;
+	uint64_t jitter_cpus; /* --jitter-cpus: where jitter threads run after their start (0: anywhere) */
 	const char *label;
 };
 
@@ -139,7 +144,7 @@ static void start_near_hog(int idx)
 			node |= 1ULL << c;
 	}
 	kt_pin(0, node);
-	kt_pin(0, all);
+	kt_pin(0, o.jitter_cpus ? o.jitter_cpus : all);
 }
 
 static void *jitter(void *arg)
@@ -153,6 +158,8 @@ static void *jitter(void *arg)
 		t->tag_rc = kt_set_util_max(0, 0, -1, false) ? errno : 0;
 	if (o.start_hogs)
 		start_near_hog(t->idx);
+	else if (o.jitter_cpus)
+		kt_pin(0, o.jitter_cpus);
 	/* Spread the phases over the period, deterministically. */
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	bn_ts_add_ns(&next, (long long)o.period_us * 1000 * t->idx / o.jitter);
@@ -214,7 +221,8 @@ static void usage(void)
 	    "usage: tsbench [--hogs N] [--hog-cpus LIST] [--no-pin] [--jitter M] [--run-us R]\n"
 	    "               [--period-us P] [--warmup S] [--seconds S] [--tag self|parent|none]\n"
 	    "               [--pack on|off] [--busy LIST] [--bucket-ms MS] [--no-timeline]\n"
-	    "               [--label NAME] [--observe PID] [--start hogs|free]\n");
+	    "               [--label NAME] [--observe PID] [--start hogs|free]\n"
+	    "               [--jitter-cpus LIST]\n");
 	exit(2);
 }
 
@@ -237,6 +245,7 @@ static void parse(int argc, char **argv)
 	    {"label", 1, 0, 'l'},
 	    {"observe", 1, 0, 'O'},
 	    {"start", 1, 0, 'S'},
+	    {"jitter-cpus", 1, 0, 'J'},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -303,6 +312,10 @@ static void parse(int argc, char **argv)
 			break;
 		case 'b':
 			if (kt_parse_cpulist(optarg, &o.busy))
+				usage();
+			break;
+		case 'J':
+			if (kt_parse_cpulist(optarg, &o.jitter_cpus) || !o.jitter_cpus)
 				usage();
 			break;
 		case 'B':
@@ -519,6 +532,7 @@ int main(int argc, char **argv)
 	bn_kv("tag", "%s", o.tag == TAG_SELF ? "self" : o.tag == TAG_PARENT ? "parent" : "none");
 	bn_kv("tag_failed", "%d", tag_failed);
 	bn_kv("start", "%s", o.start_hogs ? "hogs" : "free");
+	bn_kv("jitter_cpus_mask", "0x%llx", (unsigned long long)o.jitter_cpus);
 	bn_kv("window_s", "%.3f", window);
 	bn_kv("hog_ops_s", "%.1f", hog_ops / window);
 	bn_kv("jitter_ops_s", "%.1f", jit_ops / window);
