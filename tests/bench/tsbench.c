@@ -48,7 +48,8 @@ struct opts {
 	int start_hogs; /* --start hogs: each jitter thread begins on the node of a hog */
 	double warmup, seconds;
 	uint64_t busy, hog_mask;
-	uint64_t jitter_cpus; /* --jitter-cpus: where jitter threads run after their start (0: anywhere) */
+	/* --jitter-cpus: where the jitter threads run once started; 0: anywhere */
+	uint64_t jitter_cpus;
 	const char *label;
 };
 
@@ -229,24 +230,12 @@ static void usage(void)
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"hogs", 1, 0, 'h'},
-	    {"hog-cpus", 1, 0, 'H'},
-	    {"no-pin", 0, 0, 'n'},
-	    {"jitter", 1, 0, 'j'},
-	    {"run-us", 1, 0, 'r'},
-	    {"period-us", 1, 0, 'p'},
-	    {"warmup", 1, 0, 'W'},
-	    {"seconds", 1, 0, 's'},
-	    {"tag", 1, 0, 't'},
-	    {"pack", 1, 0, 'P'},
-	    {"busy", 1, 0, 'b'},
-	    {"bucket-ms", 1, 0, 'B'},
-	    {"no-timeline", 0, 0, 'T'},
-	    {"label", 1, 0, 'l'},
-	    {"observe", 1, 0, 'O'},
-	    {"start", 1, 0, 'S'},
-	    {"jitter-cpus", 1, 0, 'J'},
-	    {0, 0, 0, 0},
+	    {"hogs", 1, 0, 'h'},        {"hog-cpus", 1, 0, 'H'},    {"no-pin", 0, 0, 'n'},
+	    {"jitter", 1, 0, 'j'},      {"run-us", 1, 0, 'r'},      {"period-us", 1, 0, 'p'},
+	    {"warmup", 1, 0, 'W'},      {"seconds", 1, 0, 's'},     {"tag", 1, 0, 't'},
+	    {"pack", 1, 0, 'P'},        {"busy", 1, 0, 'b'},        {"bucket-ms", 1, 0, 'B'},
+	    {"no-timeline", 0, 0, 'T'}, {"label", 1, 0, 'l'},       {"observe", 1, 0, 'O'},
+	    {"start", 1, 0, 'S'},       {"jitter-cpus", 1, 0, 'J'}, {0, 0, 0, 0},
 	};
 	int c;
 
