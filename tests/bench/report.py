@@ -339,8 +339,10 @@ def main():
             ev = num(idle, "events")
             ok = num(idle, "wakeups") <= num(idle, "expected_wakeups") + 1 + (0 if math.isnan(ev) else ev)
             trs.append(["idle", f"{idle.get('seconds')} s quiet: {idle.get('wakeups')} wake-ups "
-                        f"(re-check every {idle.get('recheck_s')} s: {idle.get('expected_wakeups')} "
-                        f"or one more by phase; process events meanwhile: {idle.get('events', 'n/a')}), "
+                        f"(voluntary context switches; re-check every {idle.get('recheck_s')} s: "
+                        f"{idle.get('expected_wakeups')} or one more by phase; process events "
+                        f"meanwhile: {idle.get('events', 'n/a')}), "
+                        f"{idle.get('preempted', 'n/a')} preemptions while running, "
                         f"{idle.get('cpu_ms')} ms CPU ({idle.get('cpu_pct')}%), RSS "
                         f"{idle.get('rss_kib')} KiB",
                         ("met" if ok else "**missed**") + " (no wake-ups beyond the re-check and the process events)"])
