@@ -145,7 +145,7 @@ static void start_near_hog(int idx)
 			node |= 1ULL << c;
 	}
 	kt_pin(0, node);
-	kt_pin(0, o.jitter_cpus ? o.jitter_cpus : all);
+	kt_pin(0, all);
 }
 
 static void *jitter(void *arg)
@@ -159,7 +159,7 @@ static void *jitter(void *arg)
 		t->tag_rc = kt_set_util_max(0, 0, -1, false) ? errno : 0;
 	if (o.start_hogs)
 		start_near_hog(t->idx);
-	else if (o.jitter_cpus)
+	if (o.jitter_cpus)
 		kt_pin(0, o.jitter_cpus);
 	/* Spread the phases over the period, deterministically. */
 	clock_gettime(CLOCK_MONOTONIC, &next);
