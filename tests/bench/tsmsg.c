@@ -9,6 +9,11 @@
  *   BENCH msg label=L kernel=patched pack=1 key=0 run=3 seconds=1.234
  *   BENCH msgsum label=L kernel=patched ... runs=5 median_s=1.230 min_s=... max_s=...
  *
+ * --pipe N runs the ping-pong of `perf bench sched pipe` instead: two processes pass one byte
+ * back and forth over two pipes N times, two wake-ups a round, nothing else running.  Its run
+ * time spreads far less than the messaging's under -icount, whose 40 tasks interleave
+ * differently every run.
+ *
  * --idle-tagged forks one tagged task that only sleeps, so the patched kernel's static key is
  * on and every wake-up takes the packing check (which must not find anything to do for
  * untagged tasks); without it, the key is off and the hook is a patched-out branch.
@@ -28,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int groups = 2, fds = 10, loops = 100, msgsize = 100, repeats = 5, idle_tagged;
+static int groups = 2, fds = 10, loops = 100, msgsize = 100, repeats = 5, idle_tagged, rounds;
 static const char *label = "-";
 
 static void xwrite(int fd, const void *buf, size_t len)
@@ -86,12 +91,81 @@ static _Noreturn void receiver(int in, int ready, int go)
 	_exit(0);
 }
 
+/* --pipe: the side that starts writes first; each waits for the other's byte. */
+static _Noreturn void pinger(int out, int in, int starts, int ready, int go)
+{
+	char c = 0;
+
+	ready_and_wait(ready, go);
+	for (int r = 0; r < rounds; r++) {
+		if (starts)
+			xwrite(out, &c, 1);
+		while (read(in, &c, 1) != 1)
+			if (errno != EINTR)
+				_exit(4);
+		if (!starts)
+			xwrite(out, &c, 1);
+	}
+	_exit(0);
+}
+
+/* Times the tasks from the moment all of them are ready to the last exit. */
+static double time_tasks(pid_t *kids, int nkids, int ready[2], int go[2])
+{
+	double t0, t1;
+	int bad = 0;
+	char c;
+
+	for (int i = 0; i < nkids; i++)
+		if (read(ready[0], &c, 1) != 1)
+			kt_bail("a task died before it was ready");
+	t0 = kt_now();
+	close(go[1]);
+	for (int i = 0; i < nkids; i++) {
+		int st;
+
+		waitpid(kids[i], &st, 0);
+		bad += !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	t1 = kt_now();
+	close(go[0]);
+	close(ready[0]);
+	close(ready[1]);
+	if (bad)
+		kt_bail("%d benchmark tasks failed", bad);
+	return t1 - t0;
+}
+
+static double pipe_run(void)
+{
+	int ready[2], go[2], ab[2], ba[2];
+	pid_t kids[2];
+
+	if (pipe(ready) || pipe(go) || pipe(ab) || pipe(ba))
+		kt_bail("pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		kids[i] = fork();
+		if (kids[i] < 0)
+			kt_bail("fork: %s", strerror(errno));
+		if (kids[i] == 0) {
+			close(go[1]);
+			if (i == 0)
+				pinger(ab[1], ba[0], 1, ready[1], go[0]);
+			pinger(ba[1], ab[0], 0, ready[1], go[0]);
+		}
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return time_tasks(kids, 2, ready, go);
+}
+
 static double one_run(void)
 {
-	int ready[2], go[2], ntask = 2 * groups * fds, nkids = 0, bad = 0;
+	int ready[2], go[2], ntask = 2 * groups * fds, nkids = 0;
 	pid_t *kids = calloc((size_t)ntask, sizeof(pid_t));
-	double t0, t1;
-	char c;
+	double s;
 
 	if (!kids || pipe(ready) || pipe(go))
 		kt_bail("pipe: %s", strerror(errno));
@@ -133,25 +207,9 @@ static double one_run(void)
 			close(out[i]);
 		}
 	}
-	for (int i = 0; i < ntask; i++)
-		if (read(ready[0], &c, 1) != 1)
-			kt_bail("a task died before it was ready");
-	t0 = kt_now();
-	close(go[1]);
-	for (int i = 0; i < nkids; i++) {
-		int st;
-
-		waitpid(kids[i], &st, 0);
-		bad += !WIFEXITED(st) || WEXITSTATUS(st);
-	}
-	t1 = kt_now();
-	close(go[0]);
-	close(ready[0]);
-	close(ready[1]);
+	s = time_tasks(kids, nkids, ready, go);
 	free(kids);
-	if (bad)
-		kt_bail("%d messaging tasks failed", bad);
-	return t1 - t0;
+	return s;
 }
 
 int main(int argc, char **argv)
@@ -159,7 +217,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"groups", 1, 0, 'g'}, {"fds", 1, 0, 'f'},     {"loops", 1, 0, 'l'},
 	    {"size", 1, 0, 's'},   {"repeats", 1, 0, 'r'}, {"idle-tagged", 0, 0, 'i'},
-	    {"label", 1, 0, 'L'},  {0, 0, 0, 0},
+	    {"label", 1, 0, 'L'},  {"pipe", 1, 0, 'p'},    {0, 0, 0, 0},
 	};
 	const char *variant = getenv("tsvariant");
 	struct bn_samples runs = {0};
@@ -191,10 +249,15 @@ int main(int argc, char **argv)
 		case 'L':
 			label = optarg;
 			break;
+		case 'p':
+			rounds = atoi(optarg);
+			if (rounds < 1)
+				kt_bail("--pipe takes a number of rounds, not '%s'", optarg);
+			break;
 		default:
 			fprintf(stderr,
 			        "usage: tsmsg [--groups G] [--fds F] [--loops L] [--size S] "
-			        "[--repeats R] [--idle-tagged] [--label NAME]\n");
+			        "[--repeats R] [--idle-tagged] [--label NAME] [--pipe ROUNDS]\n");
 			return 2;
 		}
 	}
@@ -226,7 +289,7 @@ int main(int argc, char **argv)
 	}
 	key = kt_stat("key");
 	for (int r = 0; r < repeats; r++) {
-		double s = one_run();
+		double s = rounds ? pipe_run() : one_run();
 
 		bn_samples_add(&runs, s);
 		bn_begin("msg", label);
@@ -241,8 +304,8 @@ int main(int argc, char **argv)
 	bn_kv("kernel", "%s", variant ? variant : "unknown");
 	bn_kv("pack", "%d", kt_sysctl_pack());
 	bn_kv("key", "%ld", key);
-	bn_kv("tasks", "%d", 2 * groups * fds);
-	bn_kv("messages", "%ld", (long)groups * fds * fds * loops);
+	bn_kv("tasks", "%d", rounds ? 2 : 2 * groups * fds);
+	bn_kv("messages", "%ld", rounds ? 2L * rounds : (long)groups * fds * fds * loops);
 	bn_kv("runs", "%d", repeats);
 	bn_kv("min_s", "%.6f", bn_quantile(&runs, 0));
 	bn_kv("median_s", "%.6f", bn_quantile(&runs, 0.5));
