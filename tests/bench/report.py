@@ -71,7 +71,7 @@ def main():
     for a in ("out", "console-patched", "console-baseline", "failures", "kernel-patched",
               "kernel-baseline", "icount", "quick", "command", "elapsed", "host-patched",
               "host-baseline", "host-daemon", "console-daemon", "daemon-icount", "commit", "window", "warmup", "run-us", "period-us",
-              "msg-repeats", "pipe-rounds", "repeats", "qemu"):
+              "msg-repeats", "pipe-rounds", "repeats", "qemu", "started"):
         ap.add_argument("--" + a, required=True)
     a = ap.parse_args()
     rows = (parse_console(a.console_patched, "patched") +
@@ -124,7 +124,7 @@ def main():
     if a.quick == "1":
         md.append("**Quick run (`--quick`): short windows and a small daemon bench; a smoke "
                   "test, not the published figures.**\n")
-    md.append(f"- date: {now}; commit `{a.commit}`")
+    md.append(f"- run started {a.started}, report made {now}; commit `{a.commit}`")
     md.append(f"- rerun: `{a.command}` (took {a.elapsed} s on the host, guests: patched "
               f"{a.host_patched} s, baseline {a.host_baseline} s, daemon {a.host_daemon} s)")
     md.append(f"- kernels: patched `{a.kernel_patched}`, baseline (unpatched 6.12) "
