@@ -22,11 +22,17 @@
  * --jitter-cpus LIST confines the jitter threads to LIST once started, which takes the
  * scheduler's choice out of a case: the benchmark uses it to measure how the emulated machine
  * alone delays wake-ups on a given vCPU.
+ *
+ * --observe PID measures another program's threads (rt-app's) as the jitter threads.  With
+ * --start hogs they begin next to the hogs like tsbench's own: once the hogs run, thread i of
+ * PID (in the order of their IDs, the main thread left out) moves to the node of hog i mod N
+ * and is then free to run anywhere.
  */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "ktest.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -132,20 +138,111 @@ static void *hog(void *arg)
  * turbo domain (the LLC, here the node): left to chance, N = 1 measured on which node the two
  * threads were born (0.31 and 0.00 of jitter time on the busy core in two runs).
  */
-static void start_near_hog(int idx)
+/* The node of hog @idx mod N, or 0 without hogs; @all gets every CPU. */
+static uint64_t hog_node_cpus(int idx, uint64_t *all)
 {
 	int hog_cpu = o.hogs > 0 ? thr[idx % o.hogs].cpu : -1;
-	uint64_t node = 0, all = 0;
+	uint64_t node = 0;
 
-	if (hog_cpu < 0)
-		return;
+	*all = 0;
 	for (int c = 0; c < nr; c++) {
-		all |= 1ULL << c;
-		if (kt_node_of(c) == kt_node_of(hog_cpu))
+		*all |= 1ULL << c;
+		if (hog_cpu >= 0 && kt_node_of(c) == kt_node_of(hog_cpu))
 			node |= 1ULL << c;
 	}
+	return node;
+}
+
+/* The calling thread begins on the node of hog @idx mod N, then may run anywhere. */
+static void start_near_hog(int idx)
+{
+	uint64_t all, node = hog_node_cpus(idx, &all);
+
+	if (!node)
+		return;
 	kt_pin(0, node);
 	kt_pin(0, all);
+}
+
+/* The CPU thread @tid of @pid last ran on (field 39 of its stat), or -1. */
+static int task_cpu_of(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		/* Fields 3..38 after the command, then the processor. */
+		for (int field = 2; field < 39 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			cpu = atoi(p + 1);
+	}
+	fclose(f);
+	return cpu;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return *(const pid_t *)a - *(const pid_t *)b;
+}
+
+/*
+ * --observe with --start hogs: the observed program's threads start next to the hogs.  A
+ * sleeping thread does not move when its affinity changes, only when it next wakes up, so
+ * each keeps the node's mask until it has run there (a periodic thread wakes within its
+ * period; 5 s at most).
+ */
+static void start_observed_near_hogs(pid_t pid)
+{
+	char path[64];
+	pid_t tids[KT_MAX_CPUS * 8];
+	uint64_t node[KT_MAX_CPUS * 8], all = 0;
+	int n = 0, left;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		kt_bail("%s: %s (did the observed program exit?)", path, strerror(errno));
+	while ((e = readdir(d)) && n < (int)(sizeof(tids) / sizeof(tids[0]))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid > 0 && tid != pid)
+			tids[n++] = tid;
+	}
+	closedir(d);
+	qsort(tids, (size_t)n, sizeof(tids[0]), cmp_pid);
+	left = 0;
+	for (int i = 0; i < n; i++) {
+		node[i] = hog_node_cpus(i, &all);
+		if (node[i]) {
+			kt_pin(tids[i], node[i]);
+			left++;
+		}
+	}
+	for (int tries = 0; left > 0 && tries < 5000; tries++) {
+		struct timespec ms = {0, 1000000};
+
+		for (int i = 0; i < n; i++) {
+			int cpu = node[i] ? task_cpu_of(pid, tids[i]) : -1;
+
+			if (node[i] && cpu >= 0 && (node[i] & (1ULL << cpu))) {
+				kt_pin(tids[i], all);
+				node[i] = 0;
+				left--;
+			}
+		}
+		nanosleep(&ms, NULL);
+	}
+	if (left)
+		kt_bail("%d of the observed threads did not run on their hog's node within 5 s",
+		        left);
 }
 
 static void *jitter(void *arg)
@@ -406,6 +503,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.hogs; i++)
 		if (pthread_create(&thr[i].th, NULL, hog, &thr[i]))
 			kt_bail("pthread_create: %s", strerror(errno));
+	if (o.observe && o.start_hogs)
+		start_observed_near_hogs(o.observe);
 	if (o.tag == TAG_PARENT) {
 		pthread_barrier_init(&spawned, NULL, 2);
 		if (pthread_create(&sp, NULL, spawner, &spawner_rc))
