@@ -131,13 +131,6 @@ static void *hog(void *arg)
 	return NULL;
 }
 
-/*
- * --start hogs: move the calling jitter thread onto the node of hog idx % N, then let it run
- * anywhere again; it stays where it is until the kernel places it.  The node a new thread is
- * born on is the fork balancer's choice, and packing by design never moves a task out of its
- * turbo domain (the LLC, here the node): left to chance, N = 1 measured on which node the two
- * threads were born (0.31 and 0.00 of jitter time on the busy core in two runs).
- */
 /* The node of hog @idx mod N, or 0 without hogs; @all gets every CPU. */
 static uint64_t hog_node_cpus(int idx, uint64_t *all)
 {
@@ -153,7 +146,13 @@ static uint64_t hog_node_cpus(int idx, uint64_t *all)
 	return node;
 }
 
-/* The calling thread begins on the node of hog @idx mod N, then may run anywhere. */
+/*
+ * --start hogs: move the calling jitter thread onto the node of hog idx % N, then let it run
+ * anywhere again; it stays where it is until the kernel places it.  The node a new thread is
+ * born on is the fork balancer's choice, and packing by design never moves a task out of its
+ * turbo domain (the LLC, here the node): left to chance, N = 1 measured on which node the two
+ * threads were born (0.31 and 0.00 of jitter time on the busy core in two runs).
+ */
 static void start_near_hog(int idx)
 {
 	uint64_t all, node = hog_node_cpus(idx, &all);
