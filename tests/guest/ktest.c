@@ -323,7 +323,8 @@ void kt_spin_for(double seconds)
 
 _Noreturn void kt_hog(int cpu, int duty)
 {
-	kt_pin(0, 1ULL << cpu);
+	if (cpu >= 0)
+		kt_pin(0, 1ULL << cpu);
 	for (;;) {
 		if (duty >= 100) {
 			kt_spin_for(1.0);

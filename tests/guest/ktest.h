@@ -72,7 +72,10 @@ double kt_now(void);
 double kt_thread_cpu(void);
 /* Burns @seconds of this thread's CPU time. */
 void kt_spin_for(double seconds);
-/* A hog pinned to @cpu, busy @duty percent of each 10 ms (100: always); never returns. */
+/*
+ * A hog pinned to @cpu (left where the scheduler puts it if @cpu < 0), busy @duty percent of
+ * each 10 ms (100: always); never returns.
+ */
 _Noreturn void kt_hog(int cpu, int duty);
 void kt_pin(pid_t tid, uint64_t mask);
 

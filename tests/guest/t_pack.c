@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,11 @@ struct shared {
 struct opts {
 	uint64_t hogs, jitter_hogs, start, mask, busy;
 	int hog_duty, jitter, work_ms, period_ms, tagged, pack_off;
+	int float_hogs; /* hogs the scheduler places itself */
+	int hog_cookie; /* each hog in a core-scheduling group of its own */
+	int smt_off;    /* SMT switched off through sysfs for the run */
+	/* load balancing with packing on, over packing off: the largest ratios allowed */
+	double lb_attempts_max, lb_failed_max;
 	double warmup, seconds;
 	double share_min, share_max, idle_min, outside_node_max, outside_mask_max;
 	long min_periods;
@@ -151,6 +157,119 @@ static _Noreturn void jitter_parent(struct shared *sh, const struct opts *o)
 	_exit(0);
 }
 
+#ifndef PR_SCHED_CORE
+#define PR_SCHED_CORE 62
+#define PR_SCHED_CORE_CREATE 1
+#endif
+#ifndef PR_SCHED_CORE_SCOPE_THREAD
+#define PR_SCHED_CORE_SCOPE_THREAD 0
+#endif
+
+/*
+ * A hog on @cpu (or where the scheduler puts it, @cpu < 0); with @cookie in a core-scheduling
+ * group of its own, so that only its own threads may share its core; with @tagged a jitter
+ * task itself.
+ */
+static pid_t start_hog(int cpu, int duty, bool cookie, bool tagged)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		kt_bail("fork: %s", strerror(errno));
+	if (pid)
+		return pid;
+	if (cookie && prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE, 0, PR_SCHED_CORE_SCOPE_THREAD, 0))
+		kt_bail("cannot give the hog a core-scheduling cookie (CONFIG_SCHED_CORE?): %s",
+		        strerror(errno));
+	if (tagged && kt_set_util_max(0, 0, -1, false))
+		kt_bail("cannot tag the jitter hog on cpu%d: %s", cpu, strerror(errno));
+	kt_hog(cpu, duty);
+}
+
+/* SMT switched on or off at run time, as an admin does; nosmt at boot has the same effect. */
+static void smt_control(const char *state)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/smt/control", "w");
+
+	if (!f)
+		kt_bail("cannot open /sys/devices/system/cpu/smt/control: %s", strerror(errno));
+	fprintf(f, "%s\n", state);
+	if (fclose(f))
+		kt_bail("writing '%s' to /sys/devices/system/cpu/smt/control: %s", state,
+		        strerror(errno));
+}
+
+static int smt_active(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/smt/active", "r");
+	int on = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = -1;
+		fclose(f);
+	}
+	return on;
+}
+
+/* Load-balance attempts and failures, summed over every CPU, domain and idle type. */
+struct lb_stats {
+	unsigned long long count, failed;
+};
+
+static struct lb_stats lb_read(void)
+{
+	struct lb_stats lb = {0, 0};
+	char line[1024];
+	FILE *f = fopen("/proc/schedstat", "r");
+
+	if (!f)
+		kt_bail("cannot read /proc/schedstat: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[24];
+		char *pos;
+		int n = 0;
+
+		if (strncmp(line, "domain", 6))
+			continue;
+		/* "domainN MASK" then 8 counters per idle type: lb_count, lb_balanced, lb_failed... */
+		pos = strchr(line, ' ');
+		pos = pos ? strchr(pos + 1, ' ') : NULL;
+		while (pos && n < 24) {
+			char *end;
+
+			v[n] = strtoull(pos, &end, 10);
+			if (end == pos)
+				break;
+			pos = end;
+			n++;
+		}
+		if (n < 24)
+			kt_bail("unexpected /proc/schedstat domain line: %s", line);
+		for (int t = 0; t < 3; t++) {
+			lb.count += v[8 * t];
+			lb.failed += v[8 * t + 2];
+		}
+	}
+	fclose(f);
+	return lb;
+}
+
+static void sleep_s(double seconds)
+{
+	struct timespec t = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+
+	nanosleep(&t, NULL);
+}
+
+static void write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%s\n", value) < 0 || fclose(f))
+		kt_bail("cannot write %s to %s: %s", value, path, strerror(errno));
+}
+
 static uint64_t cores_of(uint64_t cpus, int nr)
 {
 	uint64_t out = 0;
@@ -171,7 +290,8 @@ static void usage(void)
 	        "[--idle-min X] [--outside-node-max X] [--outside-mask-max X] "
 	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
 	        "[--fallback-max N] [--fallback-full-max N] [--fallback-idle-max N] "
-	        "[--jitter-hogs LIST] [--key 0|1|-1]\n");
+	        "[--jitter-hogs LIST] [--key 0|1|-1] [--float-hogs N] [--hog-cookie] "
+	        "[--smt-off] [--lb-attempts-max RATIO] [--lb-failed-max RATIO]\n");
 	exit(2);
 }
 
@@ -213,6 +333,11 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"jitter-hogs", 1, 0, 12},
 	    {"fallback-full-max", 1, 0, 13},
 	    {"fallback-idle-max", 1, 0, 14},
+	    {"float-hogs", 1, 0, 15},
+	    {"hog-cookie", 0, 0, 16},
+	    {"smt-off", 0, 0, 17},
+	    {"lb-attempts-max", 1, 0, 18},
+	    {"lb-failed-max", 1, 0, 19},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -235,6 +360,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .fallback_max = -1,
 	                   .fallback_full_max = -1,
 	                   .fallback_idle_max = -1,
+	                   .lb_attempts_max = -1,
+	                   .lb_failed_max = -1,
 	                   .key = -2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -316,6 +443,21 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 14:
 			o->fallback_idle_max = atol(optarg);
 			break;
+		case 15:
+			o->float_hogs = atoi(optarg);
+			break;
+		case 16:
+			o->hog_cookie = 1;
+			break;
+		case 17:
+			o->smt_off = 1;
+			break;
+		case 18:
+			o->lb_attempts_max = atof(optarg);
+			break;
+		case 19:
+			o->lb_failed_max = atof(optarg);
+			break;
 		default:
 			usage();
 		}
@@ -332,11 +474,12 @@ int main(int argc, char **argv)
 	unsigned long long spare_busy = 0, spare_total = 0;
 	/* The kernel's packing counters, read around the window; -1 where absent. */
 	static const char *const counters[] = {"packed", "fallback", "fallback_idle",
-	                                       "fallback_full"};
-	enum { PACKED, FALLBACK, FALLBACK_IDLE, FALLBACK_FULL, NCOUNTERS };
+	                                       "fallback_full", "packed_transient"};
+	enum { PACKED, FALLBACK, FALLBACK_IDLE, FALLBACK_FULL, PACKED_TRANSIENT, NCOUNTERS };
 	long count0[NCOUNTERS], count1[NCOUNTERS], delta[NCOUNTERS];
 	long periods = 0, skipped = 0, key;
 	unsigned long long delay_ns = 0;
+	struct lb_stats lb_on, lb_off = {0, 0}, lb1;
 	struct opts o;
 	struct shared *sh;
 	uint64_t busy;
@@ -354,49 +497,58 @@ int main(int argc, char **argv)
 	if (o.pack_off && kt_sysctl_pack_set(0))
 		kt_bail("cannot switch kernel.sched_pack_jitter off");
 
-	for (int c = 0; c < nr; c++) {
-		if (!(o.hogs & (1ULL << c)))
-			continue;
-		hog_pids[nhogs] = fork();
-		if (hog_pids[nhogs] == 0)
-			kt_hog(c, o.hog_duty);
-		nhogs++;
+	if (o.smt_off) {
+		smt_control("off");
+		kt_diag("SMT switched off: smt/active %d, %d CPUs online", smt_active(),
+		        (int)sysconf(_SC_NPROCESSORS_ONLN));
 	}
+	bool lb_compare = o.lb_attempts_max >= 0 || o.lb_failed_max >= 0;
+
+	if (lb_compare)
+		write_sysctl("/proc/sys/kernel/sched_schedstats", "1");
+	for (int c = 0; c < nr; c++)
+		if (o.hogs & (1ULL << c))
+			hog_pids[nhogs++] = start_hog(c, o.hog_duty, o.hog_cookie, false);
+	for (int i = 0; i < o.float_hogs; i++)
+		hog_pids[nhogs++] = start_hog(-1, o.hog_duty, o.hog_cookie, false);
 	/*
 	 * A CPU-bound jitter task beside a hog: it is the running task there
 	 * about half the time, while the hog waits, and the core must still
 	 * count as busy for the periodic ones.
 	 */
-	for (int c = 0; c < nr; c++) {
-		if (!(o.jitter_hogs & (1ULL << c)))
-			continue;
-		hog_pids[nhogs] = fork();
-		if (hog_pids[nhogs] == 0) {
-			if (kt_set_util_max(0, 0, -1, false))
-				kt_bail("cannot tag the jitter hog on cpu%d: %s", c,
-				        strerror(errno));
-			kt_hog(c, 100);
-		}
-		nhogs++;
-	}
+	for (int c = 0; c < nr; c++)
+		if (o.jitter_hogs & (1ULL << c))
+			hog_pids[nhogs++] = start_hog(c, 100, false, true);
 	parent = fork();
 	if (parent == 0)
 		jitter_parent(sh, &o);
 
 	/* Let placement settle; then measure for a fixed time. */
-	struct timespec t = {(time_t)o.warmup, (long)((o.warmup - (time_t)o.warmup) * 1e9)};
-	nanosleep(&t, NULL);
+	sleep_s(o.warmup);
 	kt_stats(counters, NCOUNTERS, count0);
 	kt_cpustat_read(&before);
+	lb_on = lb_read();
 	sh->measuring = 1;
-	t = (struct timespec){(time_t)o.seconds, (long)((o.seconds - (time_t)o.seconds) * 1e9)};
-	nanosleep(&t, NULL);
+	sleep_s(o.seconds);
 	sh->measuring = 0;
+	lb1 = lb_read();
+	lb_on = (struct lb_stats){lb1.count - lb_on.count, lb1.failed - lb_on.failed};
 	key = kt_stat("key");
 	kt_cpustat_read(&after);
 	kt_stats(counters, NCOUNTERS, count1);
 	for (int i = 0; i < NCOUNTERS; i++)
 		delta[i] = count1[i] >= 0 ? count1[i] - count0[i] : -1;
+	/* The control for the balancer: the same load with packing off, in the same boot. */
+	if (lb_compare) {
+		if (kt_sysctl_pack_set(0))
+			kt_bail("cannot switch kernel.sched_pack_jitter off");
+		sleep_s(o.warmup);
+		lb_off = lb_read();
+		sleep_s(o.seconds);
+		lb1 = lb_read();
+		lb_off = (struct lb_stats){lb1.count - lb_off.count, lb1.failed - lb_off.failed};
+		kt_sysctl_pack_set(sysctl_was);
+	}
 	sh->stop = 1;
 	waitpid(parent, NULL, 0);
 	for (int i = 0; i < nhogs; i++) {
@@ -405,6 +557,34 @@ int main(int argc, char **argv)
 	}
 	if (o.pack_off && sysctl_was >= 0)
 		kt_sysctl_pack_set(sysctl_was);
+	if (o.smt_off)
+		smt_control("on");
+	/*
+	 * Hogs the scheduler places itself: a core is busy when its CPUs spent at least half
+	 * the window on work other than the jitter tasks.
+	 */
+	if (o.float_hogs && !o.busy) {
+		for (int c = 0; c < nr; c++) {
+			double other = 0;
+
+			if (kt_core_of(c) != c)
+				continue;
+			for (int h = 0; h < nr; h++) {
+				double window = (after.total[h] - before.total[h]) / 100.0;
+				double jit = 0;
+
+				if (kt_core_of(h) != c || window <= 0)
+					continue;
+				for (int i = 0; i < o.jitter; i++)
+					jit += sh->cpu_time[i][h];
+				other += (after.busy[h] - before.busy[h]) / 100.0 / window -
+				         jit / window;
+			}
+			if (other >= 0.5)
+				busy |= cores_of(1ULL << c, nr);
+		}
+		kt_diag("busy cores found: %#llx", (unsigned long long)busy);
+	}
 
 	for (int c = 0; c < nr; c++) {
 		double cpu_total = 0;
@@ -445,12 +625,16 @@ int main(int argc, char **argv)
 	kt_diag("RESULT share_on_busy=%.4f spare_idle=%.4f outside_node=%.4f outside_mask=%.4f "
 	        "periods=%ld skipped=%ld jitter_cpu_s=%.3f max_wakeup_late_us=%.0f "
 	        "runqueue_wait_us_per_period=%.1f packed=%ld fallback=%ld fallback_idle=%ld "
-	        "fallback_full=%ld",
+	        "fallback_full=%ld packed_transient=%ld",
 	        share, idle, total > 0 ? outside_node / total : 0,
 	        total > 0 ? outside_mask / total : 0, periods, skipped, total, late, delay_us,
-	        delta[PACKED], delta[FALLBACK], delta[FALLBACK_IDLE], delta[FALLBACK_FULL]);
+	        delta[PACKED], delta[FALLBACK], delta[FALLBACK_IDLE], delta[FALLBACK_FULL],
+	        delta[PACKED_TRANSIENT]);
 
-	kt_plan(13);
+	if (lb_compare)
+		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu", lb_on.count,
+		        lb_off.count, lb_on.failed, lb_off.failed);
+	kt_plan(15);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -486,6 +670,12 @@ int main(int argc, char **argv)
 	      "kernel counted %ld fall-backs for finding no busy core (want <= %ld)", idle_fb,
 	      o.fallback_idle_max);
 	kt_ok(o.key == -2 || key == o.key, "static key while measuring: %ld (want %d)", key, o.key);
+	kt_ok(o.lb_attempts_max < 0 || lb_on.count <= o.lb_attempts_max * lb_off.count,
+	      "load-balance attempts with packing %llu, without %llu (want at most %.2fx)",
+	      lb_on.count, lb_off.count, o.lb_attempts_max);
+	kt_ok(o.lb_failed_max < 0 || lb_on.failed <= o.lb_failed_max * lb_off.failed,
+	      "load-balance failures with packing %llu, without %llu (want at most %.2fx)",
+	      lb_on.failed, lb_off.failed, o.lb_failed_max);
 	kt_ok(kt_sysctl_pack_at_boot() != 0 || packed == 0,
 	      "baseline switched off at boot counted %ld packed placements (want 0)", packed);
 	return kt_exit_status();
