@@ -51,11 +51,13 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 		log_debug("bad request from pid %d: %s", (int)cl->peer.pid, err);
 		return ts_response_error("%s", err);
 	}
-	if (ts_cmd_is_change(req.cmd) && !c->may_change(cl->peer.pid, cl->pidfd, cl->peer.uid)) {
+	const char *why = NULL;
+	if (ts_cmd_is_change(req.cmd) &&
+	    !c->may_change(cl->peer.pid, cl->pidfd, cl->peer.uid, &why)) {
 		c->st.refused++;
-		log_warning("refused '%s' from pid %d (uid %u): it holds neither root nor "
-		            "CAP_SYS_NICE",
-		            ts_cmd_name(req.cmd), (int)cl->peer.pid, (unsigned)cl->peer.uid);
+		log_warning("refused '%s' from pid %d (uid %u): %s", ts_cmd_name(req.cmd),
+		            (int)cl->peer.pid, (unsigned)cl->peer.uid,
+		            why ? why : "it holds neither root nor CAP_SYS_NICE");
 		return ts_response_error(
 		    "permission denied: '%s' needs root or CAP_SYS_NICE (run "
 		    "it with sudo); status, tasks, explain and rules need none",

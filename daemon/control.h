@@ -51,7 +51,7 @@ struct control {
 	void *ctx;
 	int timeout_ms;
 	/* Permission for changes; privs_peer_may_change() unless a test replaces it. */
-	bool (*may_change)(pid_t pid, int pidfd, uid_t uid);
+	bool (*may_change)(pid_t pid, int pidfd, uid_t uid, const char **why);
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 	struct control_stats st;
 };

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -49,11 +51,12 @@ static json_object *echo_handler(void *ctx, const struct ts_request *req, const 
 	return o;
 }
 
-static bool deny(pid_t pid, int pidfd, uid_t uid)
+static bool deny(pid_t pid, int pidfd, uid_t uid, const char **why)
 {
 	(void)pid;
 	(void)pidfd;
 	(void)uid;
+	*why = "it holds neither root nor CAP_SYS_NICE";
 	return false;
 }
 
@@ -387,6 +390,15 @@ START_TEST(test_second_daemon_refused)
 }
 END_TEST
 
+/* The fake tree's /proc/PID/ns/user: the daemon's own namespace, or another one. */
+static void peer_userns(pid_t pid, bool ours)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "proc/%d/ns/user", (int)pid);
+	/* Any other file stands for another namespace: only the identity of the target counts. */
+	tree_symlink(rel, ours ? "/proc/self/ns/user" : "/proc/self/status");
+}
+
 START_TEST(test_peer_capabilities)
 {
 	unsigned long long eff;
@@ -397,15 +409,100 @@ START_TEST(test_peer_capabilities)
 	ck_assert_int_eq(privs_parse_capeff("x\nCapEff:\tzz\n", &eff), -EINVAL);
 
 	tree_new();
-	tree_write("proc/300/status", "Name:\tnice\nUid:\t1000\nCapEff:\t0000000000800000\n");
-	tree_write("proc/301/status", "Name:\tplain\nUid:\t1000\nCapEff:\t0000000000000000\n");
-	tree_write("proc/302/status", "Name:\tadmin\nUid:\t1000\nCapEff:\t000001ffffffffff\n");
-	ck_assert(privs_peer_may_change(300, PRIVS_NO_PIDFD, 1000));
-	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 1000));
-	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 1000));
-	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 1000)); /* gone: no */
-	ck_assert(privs_peer_may_change(999, -ESRCH, 0));             /* root: yes */
+	tree_write("proc/300/status", "Name:\tnice\nUid:\t4242\nCapEff:\t0000000000800000\n");
+	tree_write("proc/301/status", "Name:\tplain\nUid:\t4242\nCapEff:\t0000000000000000\n");
+	tree_write("proc/302/status", "Name:\tadmin\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	for (int pid = 300; pid <= 302; pid++)
+		peer_userns(pid, true);
+	ck_assert(privs_peer_may_change(300, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 4242, NULL)); /* gone: no */
+	ck_assert(privs_peer_may_change(999, -ESRCH, 0, NULL));             /* root: yes */
+	/* The daemon's own user (ExecReload= under systemd) needs no capability. */
+	ck_assert(privs_peer_may_change(999, -ESRCH, geteuid(), NULL));
 	tree_free();
+}
+END_TEST
+
+/*
+ * CapEff is relative to the peer's own user namespace, where any user holds every capability:
+ * only CAP_SYS_NICE in the daemon's namespace counts, and a namespace that cannot be read (the
+ * daemon may not inspect another user's process) refuses.
+ */
+START_TEST(test_peer_capabilities_other_userns)
+{
+	const char *why;
+	tree_new();
+	tree_write("proc/303/status", "Name:\tunshare\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	tree_write("proc/304/status", "Name:\thidden\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	peer_userns(303, false);
+	ck_assert(!privs_peer_may_change(303, PRIVS_NO_PIDFD, 4242, &why));
+	ck_assert_str_eq(why, "its CAP_SYS_NICE is in another user namespace, not the daemon's");
+	ck_assert(!privs_peer_may_change(304, PRIVS_NO_PIDFD, 4242, &why));
+	ck_assert_str_eq(
+	    why, "its user namespace cannot be read, so its CAP_SYS_NICE cannot be verified");
+	tree_free();
+}
+END_TEST
+
+/*
+ * The attack of issue 19: an unprivileged user in a user namespace of its own holds every
+ * capability there (CapEff all ones) and asks for changes. Through the real server and the real
+ * permission check; the child becomes nobody when the test runs as root.
+ */
+START_TEST(test_userns_peer_refused)
+{
+	static const char *const reqs[] = {"{\"v\":1,\"cmd\":\"reload\"}",
+	                                   "{\"v\":1,\"cmd\":\"tag\",\"pid\":1}"};
+	int p[2];
+	if (geteuid() != 0) {
+		/* Without root the child cannot be another user, and the daemon's own uid may. */
+		fprintf(stderr, "test_userns_peer_refused: skipped, needs root\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		ck_assert_int_eq(pipe(p), 0);
+		pid_t c = fork();
+		ck_assert_int_ge(c, 0);
+		if (c == 0) {
+			close(p[0]);
+			if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+			    setresuid(65534, 65534, 65534) < 0)
+				_exit(2);
+			/* 77: user namespaces are disabled here, nothing to attack with. */
+			if (unshare(CLONE_NEWUSER) < 0)
+				_exit(77);
+			int fd = connect_client();
+			send_raw(fd, reqs[i], (uint32_t)strlen(reqs[i]));
+			char buf[1024], *r = read_frame(fd, 3000, buf, sizeof(buf));
+			dprintf(p[1], "%s", r ? r : "(no answer)");
+			_exit(0);
+		}
+		close(p[1]);
+		int st;
+		pid_t w = 0;
+		long long end = loop_now_ms() + 5000;
+		while ((w = waitpid(c, &st, WNOHANG)) == 0 && loop_now_ms() < end)
+			loop_run_once(&loop, 10);
+		ck_assert_int_eq(w, c);
+		ck_assert(WIFEXITED(st));
+		if (WEXITSTATUS(st) == 77) {
+			fprintf(stderr, "test_userns_peer_refused: skipped, no user namespaces\n");
+			close(p[0]);
+			return;
+		}
+		ck_assert_int_eq(WEXITSTATUS(st), 0);
+		char got[1024] = "";
+		ssize_t n = read(p[0], got, sizeof(got) - 1);
+		close(p[0]);
+		got[n > 0 ? n : 0] = '\0';
+		ck_assert_msg(strstr(got, "permission denied") != NULL,
+		              "request %s from nobody in its own user namespace: %s", reqs[i], got);
+		ck_assert_int_eq(handled, 0);
+		ck_assert_ptr_nonnull(strstr(last_log, "(uid 65534)"));
+	}
+	ck_assert_uint_eq(ctl.st.refused, 2);
 }
 END_TEST
 
@@ -413,8 +510,9 @@ static void status_capeff(pid_t pid, const char *capeff)
 {
 	char rel[64], text[128];
 	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
-	snprintf(text, sizeof(text), "Name:\tpeer\nUid:\t1000\nCapEff:\t%s\n", capeff);
+	snprintf(text, sizeof(text), "Name:\tpeer\nUid:\t4242\nCapEff:\t%s\n", capeff);
 	tree_write(rel, text);
+	peer_userns(pid, true);
 }
 
 /* A child that connects to lpath and stays until its pipe closes (exit_now: leaves at once). */
@@ -469,17 +567,17 @@ START_TEST(test_peer_pidfd_defeats_pid_reuse)
 	ck_assert_int_eq(privs_pidfd_pid(pidfd), a);
 	/* The PID comes from the pidfd, not from what the caller passes. */
 	status_capeff(a, "0000000000800000");
-	ck_assert(privs_peer_may_change(1, pidfd, 1000));
+	ck_assert(privs_peer_may_change(1, pidfd, 4242, NULL));
 	status_capeff(a, "0000000000000000");
-	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(a, pidfd, 4242, NULL));
 	/* The peer exits and is reaped; its PID now "belongs" to a privileged process. */
 	status_capeff(a, "000001ffffffffff");
 	close(hold);
 	ck_assert_int_eq(waitpid(a, &st, 0), a);
 	ck_assert_int_eq(privs_pidfd_pid(pidfd), -ESRCH);
-	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(a, pidfd, 4242, NULL));
 	/* What a bare PID would have allowed: the race SO_PEERPIDFD closes. */
-	ck_assert(privs_peer_may_change(a, PRIVS_NO_PIDFD, 1000));
+	ck_assert(privs_peer_may_change(a, PRIVS_NO_PIDFD, 4242, NULL));
 	close(pidfd);
 	close(conn);
 
@@ -490,7 +588,7 @@ START_TEST(test_peer_pidfd_defeats_pid_reuse)
 	ck_assert_int_ge(conn, 0);
 	status_capeff(b, "000001ffffffffff");
 	pidfd = privs_peer_pidfd(conn);
-	ck_assert(!privs_peer_may_change(b, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(b, pidfd, 4242, NULL));
 	if (pidfd >= 0)
 		close(pidfd);
 	close(conn);
@@ -647,6 +745,8 @@ int main(void)
 	tcase_add_test(tc, test_socket_owner_and_modes);
 	tcase_add_test(tc, test_second_daemon_refused);
 	tcase_add_test(tc, test_peer_capabilities);
+	tcase_add_test(tc, test_peer_capabilities_other_userns);
+	tcase_add_test(tc, test_userns_peer_refused);
 	tcase_add_test(tc, test_peer_pidfd_defeats_pid_reuse);
 	tcase_add_test(tc, test_capability_plan);
 	tcase_add_test(tc, test_capability_drop_applied);
