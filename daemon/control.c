@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "privs.h"
+#include "util.h"
 
 #define IN_CAP (TS_PROTO_HDR_LEN + TS_PROTO_MAX_REQUEST)
 
@@ -244,6 +245,35 @@ static void make_parent(const char *path)
 	}
 }
 
+/*
+ * Removes what a previous run left at path, which may only be a socket of ours: --socket names
+ * any path, and a mistyped one must not delete a file. Anything else is -EEXIST with c->err
+ * saying what is there.
+ */
+static int remove_stale(struct control *c, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		snprintf(
+		    c->err, sizeof(c->err),
+		    "%s exists and is not a socket (%s, mode %04o, owner uid %u); not removing "
+		    "it: choose another --socket path or remove it yourself",
+		    path, ts_file_kind(st.st_mode), (unsigned)(st.st_mode & 07777),
+		    (unsigned)st.st_uid);
+	else if (st.st_uid != geteuid())
+		snprintf(
+		    c->err, sizeof(c->err),
+		    "%s is a stale socket of uid %u, not ours (uid %u); not removing it: remove "
+		    "it as that user or root, or choose another --socket path",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
+	else
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	return -EEXIST;
+}
+
 int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -271,7 +301,9 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 		return -EADDRINUSE;
 	}
 	close(fd);
-	unlink(path);
+	r = remove_stale(c, path);
+	if (r < 0)
+		return r;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -47,6 +47,7 @@ struct control {
 	struct loop *loop;
 	struct loop_source listen;
 	char path[108];
+	char err[320]; /* why control_open() failed, when errno alone does not say it */
 	control_handler handler;
 	void *ctx;
 	int timeout_ms;
@@ -56,7 +57,11 @@ struct control {
 	struct control_stats st;
 };
 
-/* Creates the socket (and its directory), refusing when another daemon answers on it. */
+/*
+ * Creates the socket (and its directory), refusing when another daemon answers on it
+ * (-EADDRINUSE) or when path holds anything but a stale socket of the daemon's uid (-EEXIST,
+ * c->err says what).
+ */
 int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx);
 void control_close(struct control *c);
 /* Milliseconds until the nearest client deadline, or -1 when no client is connected. */

@@ -121,7 +121,7 @@ static int setup(const char *socket_path)
 		return log_err("another turboschedd answers on %s", socket_path), r;
 	if (r < 0)
 		return log_err("cannot create the control socket %s: %s", socket_path,
-		               strerror(-r)),
+		               D.ctl.err[0] ? D.ctl.err : strerror(-r)),
 		       r;
 
 	/* Subscribe before the first scan, so a task started during the scan is not missed. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "build_config.h"
+#include "util.h"
 
 /* A comm is at most TASK_COMM_LEN - 1 characters; a longer literal pattern can never match. */
 #define COMM_MAX 15
@@ -653,16 +654,6 @@ static int add_file_name(struct ts_config *c, const char *name)
 	return 0;
 }
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISSOCK(m) ? "a socket"
-	       : S_ISCHR(m)  ? "a character device"
-	       : S_ISBLK(m)  ? "a block device"
-	                     : "not a regular file";
-}
-
 /*
  * Reads a whole configuration file through one descriptor. O_NONBLOCK: opening a FIFO must not
  * wait for a writer; anything but a regular file is refused before a byte is read. One open
@@ -686,7 +677,7 @@ static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		diag_add(d, "%s: cannot read: %s, expected a regular file", path,
-		         file_kind(st.st_mode));
+		         ts_file_kind(st.st_mode));
 		goto fail;
 	}
 	if (st.st_size > TS_CONFIG_MAX_FILE) {

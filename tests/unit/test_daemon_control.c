@@ -383,6 +383,60 @@ START_TEST(test_socket_owner_and_modes)
 }
 END_TEST
 
+/* --socket names any path: only a stale socket of ours may be removed there, nothing else. */
+START_TEST(test_socket_path_not_clobbered)
+{
+	char dir[108], file[120], other[120];
+	struct control c2;
+	struct stat st;
+	snprintf(dir, sizeof(dir), "/tmp/ts-clobber-%d", getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/precious", dir);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	memset(&c2, 0, sizeof(c2));
+	ck_assert_int_eq(control_open(&c2, &loop, file, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(stat(file, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_size, 8);
+	ck_assert_msg(strstr(c2.err, "exists and is not a socket (a regular file, mode 0644") &&
+	                  strstr(c2.err, "choose another --socket path"),
+	              "message: %s", c2.err);
+	/* A symbolic link to it: not followed, not removed. */
+	snprintf(other, sizeof(other), "%s/link", dir);
+	ck_assert_int_eq(symlink(file, other), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(lstat(other, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	unlink(other);
+	/* A directory. */
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(rmdir(other), 0);
+	/* A stale socket of ours (its daemon killed) is replaced. */
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+	loop_del(&loop, &c2.listen);
+	close(c2.listen.fd); /* as kill -9 leaves it: the file stays, nobody answers */
+	ck_assert_int_eq(lstat(other, &st), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+	control_close(&c2);
+	/* A stale socket of another user is not ours to remove. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+		loop_del(&loop, &c2.listen);
+		close(c2.listen.fd);
+		ck_assert_int_eq(lchown(other, 65534, 65534), 0);
+		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+		ck_assert_ptr_nonnull(strstr(c2.err, "is a stale socket of uid 65534, not ours"));
+		unlink(other);
+	}
+	unlink(file);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_second_daemon_refused)
 {
 	struct control other;
@@ -744,6 +798,7 @@ int main(void)
 	tcase_add_test(tc, test_many_bad_clients_do_not_block);
 	tcase_add_test(tc, test_socket_owner_and_modes);
 	tcase_add_test(tc, test_second_daemon_refused);
+	tcase_add_test(tc, test_socket_path_not_clobbered);
 	tcase_add_test(tc, test_peer_capabilities);
 	tcase_add_test(tc, test_peer_capabilities_other_userns);
 	tcase_add_test(tc, test_userns_peer_refused);
