@@ -56,6 +56,9 @@ static json_object *cmd_status(struct daemon *d)
 	ADD(ctl, "served", json_object_new_int64((int64_t)d->ctl.st.served));
 	ADD(ctl, "refused", json_object_new_int64((int64_t)d->ctl.st.refused));
 	ADD(ctl, "timeouts", json_object_new_int64((int64_t)d->ctl.st.timeouts));
+	ADD(ctl, "evicted", json_object_new_int64((int64_t)d->ctl.st.evicted));
+	ADD(ctl, "rejected", json_object_new_int64((int64_t)d->ctl.st.rejected));
+	ADD(ctl, "uid_limited", json_object_new_int64((int64_t)d->ctl.st.uid_limited));
 	ADD(o, "control", ctl);
 	return o;
 }

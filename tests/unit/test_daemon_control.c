@@ -252,6 +252,124 @@ START_TEST(test_client_limit)
 }
 END_TEST
 
+/* As a flooder: keeps 16 idle connections open, reopening each one the daemon drops. */
+static void flood_forever(void)
+{
+	enum { HELD = 16 };
+	struct pollfd p[HELD];
+	memset(p, 0, sizeof(p));
+	for (;;) {
+		for (int i = 0; i < HELD; i++) {
+			if (p[i].fd > 0 && !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (p[i].fd > 0)
+				close(p[i].fd);
+			struct sockaddr_un sa = {.sun_family = AF_UNIX};
+			strcpy(sa.sun_path, path);
+			p[i] = (struct pollfd){.fd = socket(AF_UNIX, SOCK_STREAM, 0),
+			                       .events = POLLIN};
+			(void)!connect(p[i].fd, (struct sockaddr *)&sa, sizeof(sa));
+		}
+		(void)!poll(p, HELD, 1000);
+	}
+}
+
+static pid_t fork_as(uid_t uid)
+{
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0 && uid != geteuid() &&
+	    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
+		_exit(100);
+	return c;
+}
+
+/* As a well-behaved client: n "rules" calls, each within 2 s; exits with the number that failed. */
+static void calls_and_exit(int n)
+{
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		struct ts_request q = {.cmd = TS_CMD_RULES};
+		json_object *resp = NULL;
+		if (ts_proto_call(path, &q, 2000, &resp) != 0 || ts_response_check(resp, NULL) != 0)
+			bad++;
+		json_object_put(resp);
+	}
+	_exit(bad);
+}
+
+/* Runs the loop until child exits; its exit status. */
+static int serve_until_exit(pid_t child, int ms)
+{
+	int st = 0;
+	long long end = loop_now_ms() + ms;
+	while (waitpid(child, &st, WNOHANG) == 0) {
+		if (loop_now_ms() > end) {
+			kill(child, SIGKILL);
+			waitpid(child, &st, 0);
+			return -1;
+		}
+		int to = control_next_timeout(&ctl, loop_now_ms());
+		loop_run_once(&loop, to < 0 || to > 10 ? 10 : to);
+		control_expire(&ctl, loop_now_ms());
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Issue 19.2: three processes of one unprivileged user keep opening idle connections. Root's
+ * 5 calls and another user's 5 calls must all be answered (before: 0 of 5 for root, evicted
+ * before their request was read), and the counts show in the stats.
+ */
+START_TEST(test_flood_by_one_user_locks_out_nobody)
+{
+	enum { FLOODERS = 3, CALLS = 5 };
+	pid_t fl[FLOODERS];
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_flood_by_one_user_locks_out_nobody: skipped, needs root\n");
+		return;
+	}
+	ctl.handler = echo_handler;
+	for (int i = 0; i < FLOODERS; i++) {
+		fl[i] = fork_as(65534);
+		if (fl[i] == 0)
+			flood_forever();
+	}
+	/* Let the flood fill the table. */
+	long long start = loop_now_ms(), t = start + 300;
+	while (loop_now_ms() < t)
+		loop_run_once(&loop, 10);
+	pid_t admin = fork_as(0);
+	if (admin == 0)
+		calls_and_exit(CALLS);
+	int root_failed = serve_until_exit(admin, 15000);
+	pid_t other = fork_as(65533);
+	if (other == 0)
+		calls_and_exit(CALLS);
+	int other_failed = serve_until_exit(other, 15000);
+	for (int i = 0; i < FLOODERS; i++) {
+		kill(fl[i], SIGKILL);
+		waitpid(fl[i], NULL, 0);
+	}
+	fprintf(stderr,
+	        "flood: root %d of %d failed, another user %d of %d failed; served %llu, "
+	        "evicted %llu, busy %llu, over the per-user limit %llu\n",
+	        root_failed, CALLS, other_failed, CALLS, ctl.st.served, ctl.st.evicted,
+	        ctl.st.rejected, ctl.st.uid_limited);
+	ck_assert_msg(root_failed == 0, "root: %d of %d calls failed in the flood", root_failed,
+	              CALLS);
+	ck_assert_msg(other_failed == 0, "another user: %d of %d calls failed in the flood",
+	              other_failed, CALLS);
+	/* The flood is held, not churned: each held connection costs one accept a second. */
+	long long secs = (loop_now_ms() - start) / 1000 + 1;
+	unsigned long long turned = ctl.st.evicted + ctl.st.rejected + ctl.st.uid_limited;
+	ck_assert_msg(turned < (unsigned long long)(100 * secs),
+	              "%llu connections turned away in %lld s: the flood is churning", turned,
+	              secs);
+}
+END_TEST
+
 /* The ways a hostile or broken client can talk, one per bad client. */
 static void misbehave(int fd, int kind)
 {
@@ -796,6 +914,7 @@ int main(void)
 	tcase_add_test(tc, test_silent_client_times_out_without_blocking);
 	tcase_add_test(tc, test_client_limit);
 	tcase_add_test(tc, test_many_bad_clients_do_not_block);
+	tcase_add_test(tc, test_flood_by_one_user_locks_out_nobody);
 	tcase_add_test(tc, test_socket_owner_and_modes);
 	tcase_add_test(tc, test_second_daemon_refused);
 	tcase_add_test(tc, test_socket_path_not_clobbered);
