@@ -126,6 +126,7 @@ static int setup(const char *socket_path)
 
 	/* Subscribe before the first scan, so a task started during the scan is not missed. */
 	int nfd = procconn_open();
+	D.procconn_err = nfd < 0 ? nfd : 0;
 	if (nfd < 0) {
 		log_err("cannot subscribe to the proc connector (%s): new tasks are only found by "
 		        "the periodic re-check",

@@ -414,6 +414,75 @@ static void daemon_over_cfg(struct daemon *d)
 	engine_init(&d->eng, cfg);
 }
 
+static int warnings_seen;
+static char summary[1024]; /* the last warning that counted what was not logged */
+
+static void count_warnings(int prio, const char *msg)
+{
+	if (prio <= LOG_WARNING) {
+		warnings_seen++;
+		if (strstr(msg, "more failures of this cause in the last"))
+			snprintf(summary, sizeof(summary), "%s", msg);
+	}
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no '%s' in the status", key);
+	return v;
+}
+
+/*
+ * Issue 19.6: no proc connector and tags that fail (EPERM, as without CAP_SYS_NICE). The status
+ * says so in its JSON and in STATUS=; each cause is logged again once its quiet time is over,
+ * with the count not logged (before: silent at debug level after the 5th failure, for good).
+ */
+START_TEST(test_degraded_daemon_says_so)
+{
+	struct daemon d;
+	daemon_over_cfg(&d);
+	d.procconn_err = -EPERM;
+	d.eng.fail_log_ms = 100;
+	log_set_sink(count_warnings);
+	log_set_level(LOG_INFO);
+	for (pid_t p = 100; p < 108; p++) {
+		task(p, p, "logrotate", 10);
+		fake_get(p)->set_errno = EPERM;
+	}
+	task(200, 200, "io-ring", 10);
+	fake_get(200)->set_errno = EINVAL;
+	engine_scan(&d.eng);
+	ck_assert_uint_eq(d.eng.st.failures, 9);
+	/* One warning per cause so far, the rest counted. */
+	ck_assert_int_eq(warnings_seen, 2);
+	/* After the quiet time the cause speaks again, with what it did not say. */
+	long long end = loop_now_ms() + 2000;
+	while (loop_now_ms() < end && loop_now_ms() - d.eng.causes[0].logged_ms <= 100)
+		;
+	engine_scan(&d.eng);
+	ck_assert_int_ge(warnings_seen, 3);
+	ck_assert_str_eq(summary, "cannot tag task 100 (logrotate): permission denied: changing "
+	                          "another user's task needs CAP_SYS_NICE (and 7 more failures of "
+	                          "this cause in the last 1 s)");
+
+	struct ts_request q = {.cmd = TS_CMD_STATUS};
+	struct ucred peer = {0};
+	json_object *o = daemon_handle(&d, &q, &peer);
+	json_object *pc = get(o, "proc_connector"), *by = get(get(o, "stats"), "failures_by_cause");
+	ck_assert(!json_object_get_boolean(get(pc, "subscribed")));
+	ck_assert_str_eq(json_object_get_string(get(pc, "error")), "Operation not permitted");
+	ck_assert_int_eq(json_object_get_int(get(by, "EPERM")), 16);
+	ck_assert_int_eq(json_object_get_int(get(by, "EINVAL")), 2);
+	const char *deg = json_object_get_string(get(o, "degraded"));
+	ck_assert_str_eq(deg, "no proc connector (Operation not permitted): new tasks wait for "
+	                      "the periodic re-check; failed tags by cause: EPERM 16, EINVAL 2");
+	json_object_put(o);
+	log_set_sink(NULL);
+	engine_free(&d.eng);
+}
+END_TEST
+
 /* Fake netlink receive: ENOBUFS first, then nothing. */
 static int recv_calls;
 static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
@@ -654,6 +723,7 @@ int main(void)
 	tcase_add_test(tc, test_fork_storm_overrun_misses_nothing);
 	tcase_add_test(tc, test_new_rules_read_what_they_need);
 	tcase_add_test(tc, test_reload);
+	tcase_add_test(tc, test_degraded_daemon_says_so);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
