@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -483,6 +484,61 @@ START_TEST(test_degraded_daemon_says_so)
 }
 END_TEST
 
+/*
+ * Issue 19.5: a configuration with 16 errors printed 11, the last cut, with no "more" marker:
+ * log_msg() formatted into 1024 bytes. Every error must reach the journal, each on its own line
+ * with its priority, as --check-config, the start and a reload log them.
+ */
+START_TEST(test_every_config_error_logged)
+{
+	char dir[] = "/tmp/ts-errs-XXXXXX", path[64], *msgs = NULL, out[16384];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/turboschedd.conf", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[rule r]\ncomm = x\n", f);
+	for (int i = 0; i < 16; i++)
+		fprintf(f, "no_such_key_%02d_with_a_name_long_enough_to_fill_a_log_line = 1\n", i);
+	fclose(f);
+	struct daemon d = {.config_path = path, .dropin_dir = ""};
+	struct ts_config *c = NULL;
+	ck_assert_int_eq(daemon_load_config(&d, &c, &msgs), -EINVAL);
+
+	/* The journal's view: stderr with "<N>" prefixes. */
+	FILE *cap = tmpfile();
+	int saved = dup(2);
+	dup2(fileno(cap), 2);
+	log_set_level(LOG_INFO);
+	log_use_journal_prefix(1);
+	log_err("invalid configuration:\n%s", msgs);
+	log_use_journal_prefix(0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(cap);
+	size_t n = fread(out, 1, sizeof(out) - 1, cap);
+	out[n] = '\0';
+	fclose(cap);
+	free(msgs);
+	int lines = 0;
+	for (const char *l = out; *l; l = strchr(l, '\n') + 1) {
+		ck_assert_msg(strncmp(l, "<3>", 3) == 0, "a line without its priority: %.80s", l);
+		lines++;
+	}
+	ck_assert_int_eq(lines, 17);
+	for (int i = 0; i < 16; i++) {
+		char want[160];
+		snprintf(want, sizeof(want),
+		         "<3>%s:%d: [rule r] unknown key "
+		         "'no_such_key_%02d_with_a_name_long_enough_to_fill_a_log_line'",
+		         path, i + 3, i);
+		ck_assert_msg(strstr(out, want), "error %d missing or cut:\n%s", i, out);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* Fake netlink receive: ENOBUFS first, then nothing. */
 static int recv_calls;
 static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
@@ -724,6 +780,7 @@ int main(void)
 	tcase_add_test(tc, test_new_rules_read_what_they_need);
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_degraded_daemon_says_so);
+	tcase_add_test(tc, test_every_config_error_logged);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
