@@ -228,6 +228,27 @@ static void daemon_human(FILE *f, const struct daemon_registry *reg, json_object
 	}
 	fprintf(f, "Daemon:               running (pid %d, %d tasks tagged)\n",
 	        json_object_get_int(field(st, "pid")), json_object_get_int(field(st, "tagged")));
+	json_object *pc = field(st, "proc_connector"), *deg = field(st, "degraded");
+	if (pc)
+		fprintf(f, "Proc connector:       %s\n",
+		        json_object_get_boolean(field(pc, "subscribed"))
+		            ? "subscribed"
+		            : "NOT subscribed: new tasks are found only by the periodic re-check");
+	if (deg && json_object_is_type(deg, json_type_string))
+		fprintf(f, "DEGRADED:             %s\n", json_object_get_string(deg));
+	json_object *ctl = field(st, "control");
+	if (ctl)
+		fprintf(f,
+		        "Control socket:       %" PRId64 " served, %" PRId64
+		        " refused (no permission), %" PRId64 " timed out, %" PRId64
+		        " idle dropped, %" PRId64 " turned away busy, %" PRId64
+		        " over the per-user limit\n",
+		        json_object_get_int64(field(ctl, "served")),
+		        json_object_get_int64(field(ctl, "refused")),
+		        json_object_get_int64(field(ctl, "timeouts")),
+		        json_object_get_int64(field(ctl, "evicted")),
+		        json_object_get_int64(field(ctl, "rejected")),
+		        json_object_get_int64(field(ctl, "uid_limited")));
 	json_object *stats = field(st, "stats");
 	int64_t late = json_object_get_int64(field(stats, "late"));
 	if (late > 0)
@@ -270,6 +291,12 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 		copy_field(d, dst, "last_reload");
 		/* Its counters: events, scans, tags, late events (late, lag_max_us). */
 		copy_field(d, dst, "stats");
+		/* The control socket: served, refused, timeouts, evicted, rejected, uid_limited. */
+		copy_field(d, dst, "control");
+		/* {"subscribed", "error"}, and why the daemon works less than it should, or null.
+		 */
+		copy_field(d, dst, "proc_connector");
+		copy_field(d, dst, "degraded");
 		json_object_object_add(root, "daemon", d);
 		for (size_t c = 0; c < topo->ncores; c++) {
 			json_object *e = json_object_new_object(), *cl = json_object_new_array();

@@ -239,7 +239,7 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 	struct ts_tag_opts topts = {0};
 	struct pid_error *perr;
 	size_t nperr = 0, failed;
-	bool thread, have_state, have_cap = cli_have_cap_sys_nice();
+	bool thread, have_state, have_cap = cli_have_cap_sys_nice(), said_no_uclamp = false;
 	pid_t *pids;
 	int npids, r, rc;
 
@@ -271,11 +271,11 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 			perr[nperr++].err = -r;
 			continue;
 		}
-		/* Without uclamp every thread fails alike: say it once and stop. */
-		if (rep.n > first && rep.v[first].outcome == TS_TAG_FAILED &&
+		/* Without uclamp every thread fails alike: say why once, report every PID. */
+		if (!said_no_uclamp && rep.n > first && rep.v[first].outcome == TS_TAG_FAILED &&
 		    rep.v[first].err == EOPNOTSUPP) {
 			fprintf(o->err, "turboschedctl: %s\n", ts_sched_strerror(EOPNOTSUPP));
-			break;
+			said_no_uclamp = true;
 		}
 	}
 	if (have_state) {

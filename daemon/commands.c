@@ -52,10 +52,29 @@ static json_object *cmd_status(struct daemon *d)
 	STAT(lag_max_us);
 	ADD(s, "late_ms", json_object_new_int(ENGINE_LATE_MS));
 #undef STAT
+	json_object *causes = json_object_new_object();
+	for (size_t i = 0; i < ENGINE_CAUSES && d->eng.causes[i].err; i++) {
+		const char *n =
+		    d->eng.causes[i].err > 0 ? strerrorname_np(d->eng.causes[i].err) : NULL;
+		ADD(causes, n ? n : "other",
+		    json_object_new_int64((int64_t)d->eng.causes[i].count));
+	}
+	ADD(s, "failures_by_cause", causes);
 	ADD(o, "stats", s);
+	json_object *pc = json_object_new_object();
+	ADD(pc, "subscribed", json_object_new_boolean(d->procconn_err == 0));
+	ADD(pc, "error",
+	    d->procconn_err ? json_object_new_string(strerror(-d->procconn_err)) : NULL);
+	ADD(o, "proc_connector", pc);
+	char why[320];
+	daemon_degraded(d, why, sizeof(why));
+	ADD(o, "degraded", why[0] ? json_object_new_string(why) : NULL);
 	ADD(ctl, "served", json_object_new_int64((int64_t)d->ctl.st.served));
 	ADD(ctl, "refused", json_object_new_int64((int64_t)d->ctl.st.refused));
 	ADD(ctl, "timeouts", json_object_new_int64((int64_t)d->ctl.st.timeouts));
+	ADD(ctl, "evicted", json_object_new_int64((int64_t)d->ctl.st.evicted));
+	ADD(ctl, "rejected", json_object_new_int64((int64_t)d->ctl.st.rejected));
+	ADD(ctl, "uid_limited", json_object_new_int64((int64_t)d->ctl.st.uid_limited));
 	ADD(o, "control", ctl);
 	return o;
 }

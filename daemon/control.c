@@ -13,8 +13,11 @@
 
 #include "log.h"
 #include "privs.h"
+#include "util.h"
 
-#define IN_CAP (TS_PROTO_HDR_LEN + TS_PROTO_MAX_REQUEST)
+#define IN_CAP  (TS_PROTO_HDR_LEN + TS_PROTO_MAX_REQUEST)
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 
 static void client_close(struct control_client *cl)
 {
@@ -51,11 +54,13 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 		log_debug("bad request from pid %d: %s", (int)cl->peer.pid, err);
 		return ts_response_error("%s", err);
 	}
-	if (ts_cmd_is_change(req.cmd) && !c->may_change(cl->peer.pid, cl->pidfd, cl->peer.uid)) {
+	const char *why = NULL;
+	if (ts_cmd_is_change(req.cmd) &&
+	    !c->may_change(cl->peer.pid, cl->pidfd, cl->peer.uid, &why)) {
 		c->st.refused++;
-		log_warning("refused '%s' from pid %d (uid %u): it holds neither root nor "
-		            "CAP_SYS_NICE",
-		            ts_cmd_name(req.cmd), (int)cl->peer.pid, (unsigned)cl->peer.uid);
+		log_warning("refused '%s' from pid %d (uid %u): %s", ts_cmd_name(req.cmd),
+		            (int)cl->peer.pid, (unsigned)cl->peer.uid,
+		            why ? why : "it holds neither root nor CAP_SYS_NICE");
 		return ts_response_error(
 		    "permission denied: '%s' needs root or CAP_SYS_NICE (run "
 		    "it with sudo); status, tasks, explain and rules need none",
@@ -133,31 +138,138 @@ static void send_refusal(int fd, const char *why)
 	free(buf);
 }
 
-/*
- * A free slot, or the one of the client that has been connected longest without sending a whole
- * request (dropped with a reason), or NULL when every client is being answered. A flood of idle
- * connections so cannot lock out a client that speaks at once.
- */
-static struct control_client *free_slot(struct control *c)
+/* Reads what every waiting client (of uid, or of everyone for -1) has sent by now. */
+static void read_pending(struct control *c, uid_t uid)
 {
-	struct control_client *oldest = NULL;
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct control_client *cl = &c->clients[i];
-		if (!cl->used)
-			return cl;
-		if (!cl->out && (!oldest || cl->deadline < oldest->deadline))
-			oldest = cl;
+		if (cl->used && !cl->out && (uid == (uid_t)-1 || cl->peer.uid == uid))
+			client_read(cl);
 	}
-	if (oldest) {
-		c->st.evicted++;
-		log_debug("dropping idle control client pid %d: %d clients connected",
-		          (int)oldest->peer.pid, CONTROL_MAX_CLIENTS);
-		send_refusal(oldest->src.fd,
-		             "dropped: too many clients connected and this one sent "
-		             "no request; connect again and send the request at once");
-		client_close(oldest);
+}
+
+/* Root and the daemon's own uid (its tools: ExecReload=) are never limited per uid. */
+static bool trusted(const struct control *c, uid_t uid)
+{
+	return uid == 0 || uid == c->euid;
+}
+
+struct census {
+	size_t used, nonroot /* not trusted() */, of_uid;
+	struct control_client *free;
+};
+
+static struct census count_clients(struct control *c, uid_t uid)
+{
+	struct census n = {0};
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *cl = &c->clients[i];
+		if (!cl->used) {
+			n.free = n.free ? n.free : cl;
+			continue;
+		}
+		n.used++;
+		n.nonroot += !trusted(c, cl->peer.uid);
+		n.of_uid += cl->peer.uid == uid;
 	}
-	return oldest;
+	return n;
+}
+
+/*
+ * The client to drop for a newcomer: the longest-waiting one without a whole request of the
+ * untrusted uid holding most slots; for a trusted newcomer, else the longest-waiting trusted one.
+ */
+static struct control_client *idle_victim(struct control *c, bool for_trusted)
+{
+	struct control_client *best = NULL;
+	size_t best_n = 0;
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *cl = &c->clients[i];
+		if (!cl->used || cl->out || trusted(c, cl->peer.uid))
+			continue;
+		size_t n = count_clients(c, cl->peer.uid).of_uid;
+		if (!best || n > best_n || (n == best_n && cl->deadline < best->deadline)) {
+			best = cl;
+			best_n = n;
+		}
+	}
+	for (size_t i = 0; !best && for_trusted && i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *cl = &c->clients[i];
+		if (cl->used && !cl->out && (!best || cl->deadline < best->deadline))
+			best = cl;
+	}
+	return best;
+}
+
+/*
+ * A slot for a new client of uid, or NULL (*why says why) when it must be turned away. Before any
+ * client is dropped, what the waiting ones sent is read, so a client whose request is queued is
+ * answered, never evicted. A uid holds at most CONTROL_MAX_PER_UID slots and non-root uids
+ * together at most CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS, so one user's flood neither locks
+ * out other users nor root. When the pool is full, the longest-waiting silent client of the uid
+ * holding most slots is dropped (told why); a uid at its own limit is refused instead, which
+ * costs the daemon one accept and close per attempt and leaves the flooder's other clients be.
+ */
+static struct control_client *take_slot(struct control *c, uid_t uid, const char **why)
+{
+	struct census n = count_clients(c, uid);
+	bool root = trusted(c, uid);
+
+	if (!root && n.of_uid >= CONTROL_MAX_PER_UID) {
+		read_pending(c, uid);
+		if (count_clients(c, uid).of_uid >= CONTROL_MAX_PER_UID) {
+			c->st.uid_limited++;
+			*why = "turboschedd: too many connections of this user (at most " STR(
+			    CONTROL_MAX_PER_UID) " at once); close some and try again";
+			return NULL;
+		}
+		n = count_clients(c, uid);
+	}
+	if (n.free && (root || n.nonroot < CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS))
+		return n.free;
+	read_pending(c, (uid_t)-1);
+	n = count_clients(c, uid);
+	if (n.free && (root || n.nonroot < CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS))
+		return n.free;
+	struct control_client *victim = idle_victim(c, root);
+	if (!victim) {
+		c->st.rejected++;
+		*why = "turboschedd is busy: too many clients connected; try again";
+		return NULL;
+	}
+	c->st.evicted++;
+	log_debug("dropping idle control client pid %d (uid %u) for a client of uid %u",
+	          (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)uid);
+	send_refusal(victim->src.fd, "dropped: too many clients connected and this one sent "
+	                             "no request; connect again and send the request at once");
+	client_close(victim);
+	return count_clients(c, uid).free;
+}
+
+static void hold_pop(struct control *c)
+{
+	send_refusal(c->hold_fd[c->hold_head], c->hold_why[c->hold_head]);
+	close(c->hold_fd[c->hold_head]);
+	c->hold_head = (c->hold_head + 1) % CONTROL_HOLD_MAX;
+	c->nhold--;
+}
+
+/*
+ * A refused client is told why only after CONTROL_HOLD_MS, and not read meanwhile (it is not
+ * in the loop at all). Refused at once, a flooder reconnects at once, and the daemon spent its
+ * time accepting and closing (4.9 s of CPU in a 10 s flood by 3 processes); held, each of its
+ * connections costs one accept a second. The box is bounded (our descriptors): when full, its
+ * oldest goes now.
+ */
+static void hold_refused(struct control *c, int fd, const char *why)
+{
+	if (c->nhold == CONTROL_HOLD_MAX)
+		hold_pop(c);
+	size_t i = (c->hold_head + c->nhold) % CONTROL_HOLD_MAX;
+	c->hold_fd[i] = fd;
+	c->hold_why[i] = why;
+	c->hold_until[i] = loop_now_ms() + CONTROL_HOLD_MS;
+	c->nhold++;
 }
 
 static void accept_cb(struct loop_source *src, uint32_t events)
@@ -169,15 +281,14 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 		int fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct control_client *cl = free_slot(c);
 		socklen_t l = sizeof(struct ucred);
 		struct ucred peer;
-		if (!cl || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &l) < 0) {
-			/* Every slot busy answering: a flood must not exhaust our descriptors. */
-			c->st.rejected++;
-			send_refusal(fd,
-			             "turboschedd is busy: too many clients connected; try again");
-			close(fd);
+		const char *why = "turboschedd cannot identify this client";
+		struct control_client *cl = NULL;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &l) == 0)
+			cl = take_slot(c, peer.uid, &why);
+		if (!cl) {
+			hold_refused(c, fd, why);
 			continue;
 		}
 		cl->used = true;
@@ -194,13 +305,19 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 				close(cl->pidfd);
 			memset(cl, 0, sizeof(*cl));
 			cl->ctl = c;
+			continue;
 		}
+		/* A client that sent its request with the connect is answered now. */
+		client_read(cl);
 	}
 }
 
 int control_next_timeout(const struct control *c, long long now)
 {
-	long long best = -1;
+	/* Held clients leave in the order they came: the first is due first. */
+	long long best = c->nhold ? c->hold_until[c->hold_head] - now : -1;
+	if (best < -1)
+		best = 0;
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		if (!c->clients[i].used)
 			continue;
@@ -215,6 +332,8 @@ int control_next_timeout(const struct control *c, long long now)
 
 void control_expire(struct control *c, long long now)
 {
+	while (c->nhold && c->hold_until[c->hold_head] <= now)
+		hold_pop(c);
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct control_client *cl = &c->clients[i];
 		if (cl->used && cl->deadline <= now) {
@@ -242,6 +361,35 @@ static void make_parent(const char *path)
 	}
 }
 
+/*
+ * Removes what a previous run left at path, which may only be a socket of ours: --socket names
+ * any path, and a mistyped one must not delete a file. Anything else is -EEXIST with c->err
+ * saying what is there.
+ */
+static int remove_stale(struct control *c, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		snprintf(
+		    c->err, sizeof(c->err),
+		    "%s exists and is not a socket (%s, mode %04o, owner uid %u); not removing "
+		    "it: choose another --socket path or remove it yourself",
+		    path, ts_file_kind(st.st_mode), (unsigned)(st.st_mode & 07777),
+		    (unsigned)st.st_uid);
+	else if (st.st_uid != geteuid())
+		snprintf(
+		    c->err, sizeof(c->err),
+		    "%s is a stale socket of uid %u, not ours (uid %u); not removing it: remove "
+		    "it as that user or root, or choose another --socket path",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
+	else
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	return -EEXIST;
+}
+
 int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -253,6 +401,7 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 	c->ctx = ctx;
 	c->timeout_ms = CONTROL_TIMEOUT_MS;
 	c->may_change = privs_peer_may_change;
+	c->euid = geteuid();
 	c->listen.fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -269,7 +418,9 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 		return -EADDRINUSE;
 	}
 	close(fd);
-	unlink(path);
+	r = remove_stale(c, path);
+	if (r < 0)
+		return r;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -296,6 +447,8 @@ void control_close(struct control *c)
 {
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		client_close(&c->clients[i]);
+	while (c->nhold)
+		hold_pop(c);
 	if (c->listen.fd >= 0) {
 		loop_del(c->loop, &c->listen);
 		close(c->listen.fd);

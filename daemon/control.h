@@ -2,9 +2,9 @@
 /*
  * The control socket server: non-blocking, one request and one response per connection, bounded
  * sizes, a deadline per client (one that never speaks or never reads is dropped), at most
- * CONTROL_MAX_CLIENTS at once (when full, the longest-connected client that has not sent a whole
- * request is dropped with a reason, so idle connections cannot lock out one that speaks), and the
- * permission check for changes (SO_PEERCRED + SO_PEERPIDFD, then privs_peer_may_change()).
+ * CONTROL_MAX_CLIENTS at once, CONTROL_MAX_PER_UID per uid and CONTROL_ROOT_SLOTS kept for root
+ * (take_slot() in control.c: idle connections of one user lock out neither others nor root), and
+ * the permission check for changes (SO_PEERCRED + SO_PEERPIDFD, then privs_peer_may_change()).
  */
 #ifndef TSD_CONTROL_H
 #define TSD_CONTROL_H
@@ -17,7 +17,13 @@
 #include "proto.h"
 
 #define CONTROL_MAX_CLIENTS 32
-#define CONTROL_TIMEOUT_MS  5000
+/* Slots one uid may hold at once, and slots only root's clients may take. */
+#define CONTROL_MAX_PER_UID 8
+#define CONTROL_ROOT_SLOTS  4
+/* Refused clients are held this long before they are told, at most this many at once. */
+#define CONTROL_HOLD_MS    1000
+#define CONTROL_HOLD_MAX   128
+#define CONTROL_TIMEOUT_MS 5000
 
 /* Answers one permitted request with a response object (never NULL). */
 typedef json_object *(*control_handler)(void *ctx, const struct ts_request *req,
@@ -39,24 +45,38 @@ struct control_client {
 };
 
 struct control_stats {
-	/* rejected: turned away, all slots answering; evicted: idle, dropped for a new client */
-	unsigned long long served, refused, timeouts, rejected, evicted;
+	/*
+	 * rejected: turned away, every slot answering; evicted: idle, dropped for a new client;
+	 * uid_limited: turned away, its uid held CONTROL_MAX_PER_UID slots.
+	 */
+	unsigned long long served, refused, timeouts, rejected, evicted, uid_limited;
 };
 
 struct control {
 	struct loop *loop;
 	struct loop_source listen;
 	char path[108];
+	char err[320]; /* why control_open() failed, when errno alone does not say it */
 	control_handler handler;
 	void *ctx;
 	int timeout_ms;
+	uid_t euid; /* the daemon's own uid: its tools count as root for the slot limits */
 	/* Permission for changes; privs_peer_may_change() unless a test replaces it. */
-	bool (*may_change)(pid_t pid, int pidfd, uid_t uid);
+	bool (*may_change)(pid_t pid, int pidfd, uid_t uid, const char **why);
 	struct control_client clients[CONTROL_MAX_CLIENTS];
+	/* Refused clients waiting for their answer: a ring, oldest at hold_head. */
+	int hold_fd[CONTROL_HOLD_MAX];
+	const char *hold_why[CONTROL_HOLD_MAX];
+	long long hold_until[CONTROL_HOLD_MAX];
+	size_t hold_head, nhold;
 	struct control_stats st;
 };
 
-/* Creates the socket (and its directory), refusing when another daemon answers on it. */
+/*
+ * Creates the socket (and its directory), refusing when another daemon answers on it
+ * (-EADDRINUSE) or when path holds anything but a stale socket of the daemon's uid (-EEXIST,
+ * c->err says what).
+ */
 int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx);
 void control_close(struct control *c);
 /* Milliseconds until the nearest client deadline, or -1 when no client is connected. */

@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -140,15 +141,34 @@ int daemon_persist_throttled(struct daemon *d, long long now_ms)
 	return (int)d->save_gap_ms;
 }
 
+void daemon_degraded(const struct daemon *d, char *buf, size_t len)
+{
+	char causes[160], pc[128] = "";
+
+	engine_causes_str(&d->eng, causes, sizeof(causes));
+	if (d->procconn_err)
+		snprintf(pc, sizeof(pc),
+		         "no proc connector (%s): new tasks wait for the periodic re-check",
+		         strerror(-d->procconn_err));
+	snprintf(buf, len, "%s%s%s%s", pc, pc[0] && causes[0] ? "; " : "",
+	         causes[0] ? "failed tags by cause: " : "", causes);
+}
+
 void daemon_update_status(const struct daemon *d)
 {
 	size_t tagged = registry_count_tagged(&d->eng.reg);
+	char why[320], degraded[340] = "";
+
+	/* What is wrong comes first: systemctl status may cut the line. */
+	daemon_degraded(d, why, sizeof(why));
+	if (why[0])
+		snprintf(degraded, sizeof(degraded), "DEGRADED: %s; ", why);
 	if (d->reload_error)
 		notify_status(
-		    "%zu tasks tagged, %zu rules; last reload FAILED, old config in use: %s",
-		    tagged, ts_config_count(d->cfg, TS_RULE_TAG), d->reload_error);
+		    "%s%zu tasks tagged, %zu rules; last reload FAILED, old config in use: %s",
+		    degraded, tagged, ts_config_count(d->cfg, TS_RULE_TAG), d->reload_error);
 	else
-		notify_status("%zu tasks tagged, %zu rules, %zu exclusions", tagged,
+		notify_status("%s%zu tasks tagged, %zu rules, %zu exclusions", degraded, tagged,
 		              ts_config_count(d->cfg, TS_RULE_TAG),
 		              ts_config_count(d->cfg, TS_RULE_EXCLUDE));
 }

@@ -33,6 +33,7 @@ struct daemon {
 	int registry_err;      /* last registry_save() error, so each cause is logged once */
 	long long saved_ms;    /* loop_now_ms() of the last registry save attempt */
 	long long save_gap_ms; /* how long after it the next save may come */
+	int procconn_err;      /* 0: subscribed to the proc connector; else why not (-errno) */
 	bool stop;
 };
 
@@ -71,7 +72,13 @@ void daemon_persist(struct daemon *d);
 #define DAEMON_PERSIST_MS 250
 int daemon_persist_throttled(struct daemon *d, long long now_ms);
 
-/* Refreshes STATUS= with the counts. */
+/*
+ * Why the daemon works less than it should, for people ("" when it does not): no proc connector
+ * subscription, failed tags by cause.
+ */
+void daemon_degraded(const struct daemon *d, char *buf, size_t len);
+
+/* Refreshes STATUS= with the counts, led by "DEGRADED: why; " when daemon_degraded() says so. */
 void daemon_update_status(const struct daemon *d);
 
 /* The control socket's command handler (control_handler). */

@@ -7,17 +7,16 @@
 #include <time.h>
 
 #include "log.h"
+#include "loop.h"
 #include "procconn.h"
 #include "rules.h"
 #include "tag.h"
 #include "task.h"
 
-/* After this many, failed writes are logged at debug level only: one cause, one warning. */
-#define LOUD_FAILURES 5
-
 void engine_init(struct engine *e, const struct ts_config *cfg)
 {
 	memset(e, 0, sizeof(*e));
+	e->fail_log_ms = ENGINE_FAIL_LOG_MS;
 	e->cfg = cfg;
 	e->parts = ts_ruleset_parts(&cfg->rules);
 }
@@ -49,12 +48,63 @@ static void record(struct engine *e, const struct ts_task *t, const char *rule, 
 		log_err("out of memory: task %d tagged but not recorded", (int)t->tid);
 }
 
+static struct engine_cause *cause_of(struct engine *e, int err)
+{
+	for (size_t i = 0; i < ENGINE_CAUSES - 1; i++) {
+		if (e->causes[i].err == err || !e->causes[i].err) {
+			e->causes[i].err = err;
+			return &e->causes[i];
+		}
+	}
+	e->causes[ENGINE_CAUSES - 1].err = -1;
+	return &e->causes[ENGINE_CAUSES - 1];
+}
+
+static const char *err_name(int err)
+{
+	const char *n = err > 0 ? strerrorname_np(err) : NULL;
+	return n ? n : "other";
+}
+
+void engine_causes_str(const struct engine *e, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < ENGINE_CAUSES && e->causes[i].err && off < len; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s %llu", off ? ", " : "",
+		                 err_name(e->causes[i].err), e->causes[i].count);
+		off += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/*
+ * Every cause is logged as a warning the first time and then at most every fail_log_ms, with
+ * the count of those not logged: a persistent cause (no uclamp, no CAP_SYS_NICE) neither floods
+ * the journal nor falls silent.
+ */
 static void failed(struct engine *e, const char *what, const struct ts_tag_result *res)
 {
+	struct engine_cause *c = cause_of(e, res->err);
+	long long now = loop_now_ms();
+
 	e->st.failures++;
-	log_msg(e->st.failures <= LOUD_FAILURES ? LOG_WARNING : LOG_DEBUG,
-	        "cannot %s task %d (%s): %s", what, (int)res->tid, res->comm,
-	        ts_sched_strerror(res->err));
+	c->count++;
+	if (c->logged_ms && now - c->logged_ms < e->fail_log_ms) {
+		c->unlogged++;
+		log_debug("cannot %s task %d (%s): %s", what, (int)res->tid, res->comm,
+		          ts_sched_strerror(res->err));
+		return;
+	}
+	if (c->unlogged)
+		log_warning("cannot %s task %d (%s): %s (and %llu more failures of this cause in "
+		            "the last %lld s)",
+		            what, (int)res->tid, res->comm, ts_sched_strerror(res->err),
+		            c->unlogged, (now - c->logged_ms + 999) / 1000);
+	else
+		log_warning("cannot %s task %d (%s): %s", what, (int)res->tid, res->comm,
+		            ts_sched_strerror(res->err));
+	c->unlogged = 0;
+	c->logged_ms = now;
 }
 
 static void tag_task(struct engine *e, const struct ts_task *t, const char *rule)

@@ -29,6 +29,17 @@ struct engine_stats {
 	unsigned long long lag_max_us;
 };
 
+/* Failed clamp writes by cause (errno); the last slot counts every other cause. */
+#define ENGINE_CAUSES 6
+struct engine_cause {
+	int err;                     /* 0: slot unused */
+	unsigned long long count;    /* failures of this cause */
+	unsigned long long unlogged; /* of those, not logged since the last message */
+	long long logged_ms;         /* loop_now_ms() of the last message, 0: never */
+};
+/* Repeated failures of one cause are logged at most this often (with how many were not). */
+#define ENGINE_FAIL_LOG_MS 60000
+
 /* A matching task that lives shorter than this may exit untagged once the daemon is this late. */
 #define ENGINE_LATE_MS 10
 
@@ -37,7 +48,12 @@ struct engine {
 	unsigned int parts;          /* what of a task the rules look at: ts_ruleset_parts() */
 	struct registry reg;
 	struct engine_stats st;
+	struct engine_cause causes[ENGINE_CAUSES];
+	long long fail_log_ms; /* ENGINE_FAIL_LOG_MS; tests shorten it */
 };
+
+/* "EPERM 3, EINVAL 2": the failures by cause (empty when none), into buf. */
+void engine_causes_str(const struct engine *e, char *buf, size_t len);
 
 void engine_init(struct engine *e, const struct ts_config *cfg);
 void engine_free(struct engine *e);

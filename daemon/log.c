@@ -39,20 +39,29 @@ static const char *level_word(int prio)
 
 void log_msg(int prio, const char *fmt, ...)
 {
-	char buf[1024];
+	char small[256], *buf = NULL;
 	va_list ap;
 
 	if (prio > max_level)
 		return;
+	/* Any length: a configuration's error list is one message, and every error must show. */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (vasprintf(&buf, fmt, ap) < 0)
+		buf = NULL;
 	va_end(ap);
+	if (!buf) {
+		va_start(ap, fmt);
+		vsnprintf(small, sizeof(small), fmt, ap);
+		va_end(ap);
+	}
+	char *text = buf ? buf : small;
 	if (sink) {
-		sink(prio, buf);
+		sink(prio, text);
+		free(buf);
 		return;
 	}
 	/* One fprintf per line, so lines from a multi-line message keep their priority. */
-	for (char *line = buf, *nl; line; line = nl) {
+	for (char *line = text, *nl; line; line = nl) {
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = '\0';
@@ -61,4 +70,5 @@ void log_msg(int prio, const char *fmt, ...)
 		else
 			fprintf(stderr, "turboschedd: %s: %s\n", level_word(prio), line);
 	}
+	free(buf);
 }

@@ -121,11 +121,12 @@ static int setup(const char *socket_path)
 		return log_err("another turboschedd answers on %s", socket_path), r;
 	if (r < 0)
 		return log_err("cannot create the control socket %s: %s", socket_path,
-		               strerror(-r)),
+		               D.ctl.err[0] ? D.ctl.err : strerror(-r)),
 		       r;
 
 	/* Subscribe before the first scan, so a task started during the scan is not missed. */
 	int nfd = procconn_open();
+	D.procconn_err = nfd < 0 ? nfd : 0;
 	if (nfd < 0) {
 		log_err("cannot subscribe to the proc connector (%s): new tasks are only found by "
 		        "the periodic re-check",

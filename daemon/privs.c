@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -136,21 +137,68 @@ static bool pidfd_alive(int pidfd)
 	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM;
 }
 
-bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid)
+/*
+ * Whether the process pid (below the lib root: tests use a fake tree) lives in the daemon's own
+ * user namespace: 1 yes, 0 no, -errno when it cannot be told. CapEff in /proc/PID/status is
+ * relative to the process's own user namespace, so only there does it mean what it says.
+ */
+static int in_our_userns(pid_t pid)
+{
+	struct stat ours, theirs;
+	char path[64];
+
+	/* The daemon's own namespace: the real /proc, never the test root. */
+	if (stat("/proc/self/ns/user", &ours) < 0)
+		return -errno;
+	if (ts_path(path, sizeof(path), "/proc/%d/ns/user", (int)pid) < 0)
+		return -ENAMETOOLONG;
+	if (stat(path, &theirs) < 0)
+		return -errno;
+	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid, const char **why)
 {
 	char *status = NULL;
 	unsigned long long eff;
+	const char *dummy;
 
-	if (uid == 0)
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	/* SO_PEERCRED's uid is translated into our namespace: a namespace's "root" is not 0. */
+	if (uid == 0 || uid == geteuid())
 		return true;
+	*why = "it is gone";
 	if (pidfd >= 0)
 		pid = privs_pidfd_pid(pidfd);
 	else if (pidfd != PRIVS_NO_PIDFD)
 		return false; /* the peer exited before it was even accepted */
 	if (pid <= 0 || ts_read_pathf(&status, "/proc/%d/status", (int)pid) < 0)
 		return false;
-	bool ok = privs_parse_capeff(status, &eff) == 0 && (eff >> CAP_SYS_NICE) & 1;
+	bool nice = privs_parse_capeff(status, &eff) == 0 && (eff >> CAP_SYS_NICE) & 1;
 	free(status);
-	/* The status read was of our peer only if it still lives now. */
-	return ok && (pidfd < 0 || pidfd_alive(pidfd));
+	if (!nice) {
+		*why = "it holds neither root nor CAP_SYS_NICE";
+		return false;
+	}
+	/*
+	 * Read after the capabilities: a process can leave our user namespace (unshare) but never
+	 * come back, so ours now means ours when CapEff was read.
+	 */
+	int same = in_our_userns(pid);
+	if (same < 0) {
+		*why = "its user namespace cannot be read, so its CAP_SYS_NICE cannot be verified";
+		return false;
+	}
+	if (!same) {
+		*why = "its CAP_SYS_NICE is in another user namespace, not the daemon's";
+		return false;
+	}
+	/* The reads were of our peer only if it still lives now. */
+	if (pidfd >= 0 && !pidfd_alive(pidfd)) {
+		*why = "it is gone";
+		return false;
+	}
+	return true;
 }

@@ -31,15 +31,19 @@ int privs_plan(cap_t cur, cap_t *want, bool *drop_bound);
 int privs_peer_pidfd(int sock);
 
 /*
- * Whether a peer may change state: uid 0 (SO_PEERCRED, fixed at connect), or CAP_SYS_NICE in the
- * effective set of its process, read from /proc/PID/status below the lib root (tests use a fake
- * tree). With a pidfd the PID is taken from the pidfd and the process is confirmed alive after the
- * read, so a PID reused meanwhile cannot lend its capabilities; without one (PRIVS_NO_PIDFD, a
- * kernel before 6.5) the PID from SO_PEERCRED is trusted, which a peer that exits and whose PID is
- * reused by a privileged process between its request and the check could abuse. A gone peer
- * (other negative pidfd) may not.
+ * Whether a peer may change state: uid 0 or the daemon's own uid (SO_PEERCRED, fixed at connect
+ * and translated into the daemon's user namespace), or CAP_SYS_NICE in the effective set of a
+ * process in the daemon's own user namespace (/proc/PID/status and /proc/PID/ns/user below the
+ * lib root; tests use a fake tree). CapEff counts only there: in a user namespace of its own any
+ * user holds every capability. A namespace that cannot be read (the daemon may not inspect
+ * another user's process) refuses. With a pidfd the PID is taken from the pidfd and the process
+ * is confirmed alive after the reads, so a PID reused meanwhile cannot lend its capabilities;
+ * without one (PRIVS_NO_PIDFD, a kernel before 6.5) the PID from SO_PEERCRED is trusted, which a
+ * peer that exits and whose PID is reused by a privileged process between its request and the
+ * check could abuse. A gone peer (other negative pidfd) may not. On refusal *why (if why is not
+ * NULL) says why, for the log.
  */
-bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid);
+bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid, const char **why);
 
 /* Parses the hex CapEff value out of /proc/PID/status content. 0 or -EINVAL. */
 int privs_parse_capeff(const char *status, unsigned long long *out);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "build_config.h"
+#include "util.h"
 
 /* A comm is at most TASK_COMM_LEN - 1 characters; a longer literal pattern can never match. */
 #define COMM_MAX 15
@@ -653,14 +654,98 @@ static int add_file_name(struct ts_config *c, const char *name)
 	return 0;
 }
 
-static const char *file_kind(mode_t m)
+/*
+ * What the daemon obeys must be changeable by root (or the user it runs as) alone, as sshd's
+ * StrictModes and sudo require: a file or directory owned by anyone else, or writable by others
+ * (a directory with the sticky bit excepted: others cannot replace what is not theirs there,
+ * and what they add is refused for its owner), would let them write rules. NULL when fine.
+ */
+static const char *insecure(const struct stat *st)
 {
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISSOCK(m) ? "a socket"
-	       : S_ISCHR(m)  ? "a character device"
-	       : S_ISBLK(m)  ? "a block device"
-	                     : "not a regular file";
+	bool dir = S_ISDIR(st->st_mode), sticky = dir && (st->st_mode & S_ISVTX);
+
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "owned by another user";
+	if ((st->st_mode & S_IWOTH) && !sticky)
+		return "writable by every user";
+	if ((st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid() && !sticky)
+		return "writable by its group";
+	return NULL;
+}
+
+static void name_of_uid(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "%s (uid %u)", res->pw_name, (unsigned)uid);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+static bool already_said(const struct ts_diag *d, const char *m)
+{
+	for (size_t i = 0; i < d->nmsgs; i++)
+		if (strcmp(d->msgs[i], m) == 0)
+			return true;
+	return false;
+}
+
+/* Adds the refusal of path (what: "file", "directory") when st is insecure(); true if it is. */
+static bool refuse_insecure(struct ts_diag *d, const char *path, const char *what,
+                            const struct stat *st)
+{
+	const char *why = insecure(st);
+	char owner[300], *m = NULL;
+
+	if (!why)
+		return false;
+	name_of_uid(st->st_uid, owner, sizeof(owner));
+	if (asprintf(&m,
+	             "%s: refused: this %s is %s (owner %s, group %u, mode %04o), so others could "
+	             "change the rules turboschedd obeys; fix: chown root:root %s && chmod go-w %s",
+	             path, what, why, owner, (unsigned)st->st_gid, (unsigned)(st->st_mode & 07777),
+	             path, path) < 0)
+		m = NULL;
+	/* Every drop-in shares its directories: name each one once. */
+	if (!m || !already_said(d, m))
+		diag_add(d, "%s", m ? m : "out of memory");
+	free(m);
+	return true;
+}
+
+/* Checks dir and every directory above it (by its real path) with refuse_insecure(). */
+static void check_dirs(struct ts_diag *d, const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	struct stat st;
+
+	if (!real)
+		return; /* reading the file below says what is wrong */
+	for (char *end = real + strlen(real);;) {
+		char saved = *end;
+		*end = '\0';
+		if (stat(*real ? real : "/", &st) == 0)
+			refuse_insecure(d, *real ? real : "/", "directory", &st);
+		*end = saved;
+		if (end == real)
+			break;
+		while (end > real && *--end != '/')
+			;
+	}
+	free(real);
+}
+
+/* The directory part of path ("." when it has none); malloc'd. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = NULL;
+	if (asprintf(&dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+	             slash ? path : ".") < 0)
+		return NULL;
+	return dir;
 }
 
 /*
@@ -686,9 +771,11 @@ static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		diag_add(d, "%s: cannot read: %s, expected a regular file", path,
-		         file_kind(st.st_mode));
+		         ts_file_kind(st.st_mode));
 		goto fail;
 	}
+	if (refuse_insecure(d, path, "file", &st))
+		goto fail;
 	if (st.st_size > TS_CONFIG_MAX_FILE) {
 		diag_add(d, "%s: file too large (%lld bytes, at most %u): is this the right file?",
 		         path, (long long)st.st_size, TS_CONFIG_MAX_FILE);
@@ -760,6 +847,10 @@ static void parse_file(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn
                        const char *path)
 {
 	size_t len;
+	char *dir = dir_of(path);
+	if (dir)
+		check_dirs(d, dir);
+	free(dir);
 	char *text = read_config_file(d, path, &len);
 
 	if (text)
@@ -790,6 +881,8 @@ static void parse_dropins(struct ts_config *c, struct ts_diag *d, ts_user_lookup
 			diag_add(d, "%s: cannot read directory: %s", dir, strerror(errno));
 		return;
 	}
+	/* Even empty: whoever may add a drop-in there decides what the next reload obeys. */
+	check_dirs(d, dir);
 	for (int i = 0; i < n; i++) {
 		char *path = NULL;
 		if (asprintf(&path, "%s/%s", dir, list[i]->d_name) >= 0) {

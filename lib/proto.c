@@ -157,7 +157,13 @@ int ts_request_parse(const char *payload, size_t len, struct ts_request *out, ch
 		if (strcmp(name, cmd_names[c]) == 0)
 			break;
 	if (c == TS_CMD_COUNT) {
-		snprintf(err, errlen, "unknown command '%.64s'", name);
+		/* Echoed into a JSON string the client decodes: printable ASCII only. */
+		char shown[65];
+		size_t i;
+		for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
+			shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
+		shown[i] = '\0';
+		snprintf(err, errlen, "unknown command '%s'", shown);
 		goto out;
 	}
 	out->cmd = (enum ts_cmd)c;

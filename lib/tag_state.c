@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ int ts_state_parse(struct ts_tag_state *s, const char *content)
 		       : 0;
 		if (n == 6 && extra == '\n')
 			n = 5;
-		if (n != 5 || tid <= 0 || !valid_clamp(umin) || !valid_clamp(umax) || lowered > 1) {
+		if (n != 5 || tid <= 0 || tid > INT_MAX || !valid_clamp(umin) ||
+		    !valid_clamp(umax) || lowered > 1) {
 			s->bad_lines++;
 		} else {
 			e.tid = (pid_t)tid;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char root_prefix[4096];
@@ -152,4 +153,16 @@ int ts_parse_pid(const char *s, pid_t *out)
 		return -EINVAL;
 	*out = (pid_t)v;
 	return 0;
+}
+
+const char *ts_file_kind(mode_t m)
+{
+	return S_ISREG(m)    ? "a regular file"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISLNK(m)  ? "a symbolic link"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	                     : "an unknown kind of file";
 }

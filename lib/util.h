@@ -36,4 +36,7 @@ int ts_parse_ll(const char *s, long long *out);
 /* Parses a decimal PID/TID > 0. 0 or -EINVAL. */
 int ts_parse_pid(const char *s, pid_t *out);
 
+/* "a regular file", "a directory", "a FIFO", ...: what a mode says a file is, for messages. */
+const char *ts_file_kind(mode_t m);
+
 #endif

@@ -80,6 +80,19 @@ void tree_write(const char *rel, const char *content)
 	fclose(f);
 }
 
+void tree_symlink(const char *rel, const char *target)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	mkdirs(path);
+	unlink(path);
+	if (symlink(target, path) < 0) {
+		perror(path);
+		abort();
+	}
+}
+
 void tree_remove(const char *rel)
 {
 	char path[4096];

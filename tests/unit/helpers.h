@@ -35,6 +35,8 @@ void tree_free(void);
 /* Writes root/relpath (creating directories). */
 void tree_write(const char *relpath, const char *content);
 void tree_remove(const char *relpath);
+/* Makes root/relpath (creating directories) a symbolic link to target. */
+void tree_symlink(const char *relpath, const char *target);
 /*
  * Adds thread tid of process tgid: proc/TGID/task/TID/{stat,status,cgroup} and, as the kernel
  * resolves /proc/TID for any thread, proc/TID/task/TID/stat too.

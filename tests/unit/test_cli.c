@@ -151,6 +151,15 @@ START_TEST(tag_without_uclamp)
 	ck_assert_int_eq(run("tag", "100", NULL), 1);
 	ck_assert_ptr_nonnull(
 	    strstr(err_buf, "this kernel has no utilization clamping (CONFIG_UCLAMP_TASK)"));
+	/* Issue 19.7: every PID given is reported, the reason said once (before: "1 of 1"). */
+	tree_add_task(200, 200, "app2", 20, 0, 0);
+	fake_add(200, SCHED_OTHER, 0, 1024)->set_errno = EOPNOTSUPP;
+	ck_assert_int_eq(run("tag", "100", "200", NULL), 1);
+	ck_assert_ptr_nonnull(strstr(out_buf, "pid 100 tid 100 (app)"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "pid 200 tid 200 (app2)"));
+	ck_assert_msg(strstr(err_buf, "2 of 2 failed"), "%s", err_buf);
+	const char *once = strstr(err_buf, "no utilization clamping");
+	ck_assert_ptr_null(strstr(once + 1, "no utilization clamping"));
 }
 END_TEST
 

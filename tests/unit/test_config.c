@@ -444,6 +444,76 @@ START_TEST(test_dropin_symlink_loop)
 }
 END_TEST
 
+static bool has_msg(const struct ts_diag *d, const char *a, const char *b)
+{
+	for (size_t i = 0; i < d->nmsgs; i++)
+		if (strstr(d->msgs[i], a) && strstr(d->msgs[i], b))
+			return true;
+	return false;
+}
+
+/*
+ * Issue 19.4: a drop-in of mode 0666 owned by nobody in a 0777 conf.d/ with "comm = *" passed
+ * and would have tagged every task. Files and directories others may write, or owned by another
+ * user, are refused, each named with its owner, mode and the fix.
+ */
+START_TEST(test_insecure_files_refused)
+{
+	struct ts_config *c;
+	struct ts_diag d;
+	char p[256];
+	mk_tmp();
+	write_file("turboschedd.conf", "[rule a]\ncomm = m\n", 0644);
+	write_file("conf.d/50-evil.conf", "[rule evil]\ncomm = *\n", 0666);
+	snprintf(p, sizeof(p), "%s/conf.d", tmpdir);
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(
+	    has_msg(&d, "/conf.d: refused: this directory is writable by every user", "mode 0777"),
+	    "%s", d.nmsgs ? d.msgs[0] : "no message");
+	ck_assert(
+	    has_msg(&d, "50-evil.conf: refused: this file is writable by every user", "mode 0666"));
+	ck_assert(has_msg(&d, "fix: chown root:root", "chmod go-w"));
+	ts_diag_clear(&d);
+	/* The directory fixed, the file still 0666. */
+	ck_assert_int_eq(chmod(p, 0755), 0);
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	ck_assert_uint_eq(d.total, 1);
+	ts_diag_clear(&d);
+	/* Mode fixed; owned by another user (needs root to give it away). */
+	snprintf(p, sizeof(p), "%s/conf.d/50-evil.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(load(&c, &d), -EINVAL);
+		ck_assert(
+		    has_msg(&d, "refused: this file is owned by another user", "(uid 65534)"));
+		ts_diag_clear(&d);
+		ck_assert_int_eq(chown(p, 0, 0), 0);
+	}
+	/* The main file's directory counts too. */
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(load(&c, &d), -EINVAL);
+	ck_assert(has_msg(&d, tmpdir, "refused: this directory is writable by every user"));
+	ts_diag_clear(&d);
+	/* Sticky like /tmp, or owned by us and 0755: fine. */
+	ck_assert_int_eq(chmod(tmpdir, 01777), 0);
+	ck_assert_int_eq(load(&c, &d), 0);
+	ck_assert_uint_eq(ts_config_count(c, TS_RULE_TAG), 2);
+	ts_config_free(c);
+	/* Group-writable by a group that is not ours. */
+	ck_assert_int_eq(chmod(tmpdir, 0700), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(p, 0, 65534), 0);
+		ck_assert_int_eq(chmod(p, 0664), 0);
+		ck_assert_int_eq(load(&c, &d), -EINVAL);
+		ck_assert(has_msg(&d, "this file is writable by its group", "group 65534"));
+		ts_diag_clear(&d);
+	}
+}
+END_TEST
+
 START_TEST(test_huge_file_refused)
 {
 	/* 50 MB (sparse: no disk used). Refused before reading, with the size and the limit. */
@@ -608,6 +678,7 @@ int main(void)
 	tcase_add_test(tc, test_dropin_duplicate_and_unreadable);
 	tcase_add_test(tc, test_dropin_fifo_does_not_block);
 	tcase_add_test(tc, test_dropin_symlink_loop);
+	tcase_add_test(tc, test_insecure_files_refused);
 	tcase_add_test(tc, test_huge_file_refused);
 	tcase_add_test(tc, test_binary_file);
 	tcase_add_test(tc, test_replaced_mid_read);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -49,11 +51,12 @@ static json_object *echo_handler(void *ctx, const struct ts_request *req, const 
 	return o;
 }
 
-static bool deny(pid_t pid, int pidfd, uid_t uid)
+static bool deny(pid_t pid, int pidfd, uid_t uid, const char **why)
 {
 	(void)pid;
 	(void)pidfd;
 	(void)uid;
+	*why = "it holds neither root nor CAP_SYS_NICE";
 	return false;
 }
 
@@ -249,6 +252,124 @@ START_TEST(test_client_limit)
 }
 END_TEST
 
+/* As a flooder: keeps 16 idle connections open, reopening each one the daemon drops. */
+static void flood_forever(void)
+{
+	enum { HELD = 16 };
+	struct pollfd p[HELD];
+	memset(p, 0, sizeof(p));
+	for (;;) {
+		for (int i = 0; i < HELD; i++) {
+			if (p[i].fd > 0 && !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (p[i].fd > 0)
+				close(p[i].fd);
+			struct sockaddr_un sa = {.sun_family = AF_UNIX};
+			strcpy(sa.sun_path, path);
+			p[i] = (struct pollfd){.fd = socket(AF_UNIX, SOCK_STREAM, 0),
+			                       .events = POLLIN};
+			(void)!connect(p[i].fd, (struct sockaddr *)&sa, sizeof(sa));
+		}
+		(void)!poll(p, HELD, 1000);
+	}
+}
+
+static pid_t fork_as(uid_t uid)
+{
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0 && uid != geteuid() &&
+	    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
+		_exit(100);
+	return c;
+}
+
+/* As a well-behaved client: n "rules" calls, each within 2 s; exits with the number that failed. */
+static void calls_and_exit(int n)
+{
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		struct ts_request q = {.cmd = TS_CMD_RULES};
+		json_object *resp = NULL;
+		if (ts_proto_call(path, &q, 2000, &resp) != 0 || ts_response_check(resp, NULL) != 0)
+			bad++;
+		json_object_put(resp);
+	}
+	_exit(bad);
+}
+
+/* Runs the loop until child exits; its exit status. */
+static int serve_until_exit(pid_t child, int ms)
+{
+	int st = 0;
+	long long end = loop_now_ms() + ms;
+	while (waitpid(child, &st, WNOHANG) == 0) {
+		if (loop_now_ms() > end) {
+			kill(child, SIGKILL);
+			waitpid(child, &st, 0);
+			return -1;
+		}
+		int to = control_next_timeout(&ctl, loop_now_ms());
+		loop_run_once(&loop, to < 0 || to > 10 ? 10 : to);
+		control_expire(&ctl, loop_now_ms());
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Issue 19.2: three processes of one unprivileged user keep opening idle connections. Root's
+ * 5 calls and another user's 5 calls must all be answered (before: 0 of 5 for root, evicted
+ * before their request was read), and the counts show in the stats.
+ */
+START_TEST(test_flood_by_one_user_locks_out_nobody)
+{
+	enum { FLOODERS = 3, CALLS = 5 };
+	pid_t fl[FLOODERS];
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_flood_by_one_user_locks_out_nobody: skipped, needs root\n");
+		return;
+	}
+	ctl.handler = echo_handler;
+	for (int i = 0; i < FLOODERS; i++) {
+		fl[i] = fork_as(65534);
+		if (fl[i] == 0)
+			flood_forever();
+	}
+	/* Let the flood fill the table. */
+	long long start = loop_now_ms(), t = start + 300;
+	while (loop_now_ms() < t)
+		loop_run_once(&loop, 10);
+	pid_t admin = fork_as(0);
+	if (admin == 0)
+		calls_and_exit(CALLS);
+	int root_failed = serve_until_exit(admin, 15000);
+	pid_t other = fork_as(65533);
+	if (other == 0)
+		calls_and_exit(CALLS);
+	int other_failed = serve_until_exit(other, 15000);
+	for (int i = 0; i < FLOODERS; i++) {
+		kill(fl[i], SIGKILL);
+		waitpid(fl[i], NULL, 0);
+	}
+	fprintf(stderr,
+	        "flood: root %d of %d failed, another user %d of %d failed; served %llu, "
+	        "evicted %llu, busy %llu, over the per-user limit %llu\n",
+	        root_failed, CALLS, other_failed, CALLS, ctl.st.served, ctl.st.evicted,
+	        ctl.st.rejected, ctl.st.uid_limited);
+	ck_assert_msg(root_failed == 0, "root: %d of %d calls failed in the flood", root_failed,
+	              CALLS);
+	ck_assert_msg(other_failed == 0, "another user: %d of %d calls failed in the flood",
+	              other_failed, CALLS);
+	/* The flood is held, not churned: each held connection costs one accept a second. */
+	long long secs = (loop_now_ms() - start) / 1000 + 1;
+	unsigned long long turned = ctl.st.evicted + ctl.st.rejected + ctl.st.uid_limited;
+	ck_assert_msg(turned < (unsigned long long)(100 * secs),
+	              "%llu connections turned away in %lld s: the flood is churning", turned,
+	              secs);
+}
+END_TEST
+
 /* The ways a hostile or broken client can talk, one per bad client. */
 static void misbehave(int fd, int kind)
 {
@@ -380,12 +501,75 @@ START_TEST(test_socket_owner_and_modes)
 }
 END_TEST
 
+/* --socket names any path: only a stale socket of ours may be removed there, nothing else. */
+START_TEST(test_socket_path_not_clobbered)
+{
+	char dir[108], file[120], other[120];
+	struct control c2;
+	struct stat st;
+	snprintf(dir, sizeof(dir), "/tmp/ts-clobber-%d", getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/precious", dir);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("keep me\n", f);
+	fclose(f);
+	memset(&c2, 0, sizeof(c2));
+	ck_assert_int_eq(control_open(&c2, &loop, file, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(stat(file, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_size, 8);
+	ck_assert_msg(strstr(c2.err, "exists and is not a socket (a regular file, mode 0644") &&
+	                  strstr(c2.err, "choose another --socket path"),
+	              "message: %s", c2.err);
+	/* A symbolic link to it: not followed, not removed. */
+	snprintf(other, sizeof(other), "%s/link", dir);
+	ck_assert_int_eq(symlink(file, other), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(lstat(other, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	unlink(other);
+	/* A directory. */
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(rmdir(other), 0);
+	/* A stale socket of ours (its daemon killed) is replaced. */
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+	loop_del(&loop, &c2.listen);
+	close(c2.listen.fd); /* as kill -9 leaves it: the file stays, nobody answers */
+	ck_assert_int_eq(lstat(other, &st), 0);
+	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+	control_close(&c2);
+	/* A stale socket of another user is not ours to remove. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+		loop_del(&loop, &c2.listen);
+		close(c2.listen.fd);
+		ck_assert_int_eq(lchown(other, 65534, 65534), 0);
+		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+		ck_assert_ptr_nonnull(strstr(c2.err, "is a stale socket of uid 65534, not ours"));
+		unlink(other);
+	}
+	unlink(file);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_second_daemon_refused)
 {
 	struct control other;
 	ck_assert_int_eq(control_open(&other, &loop, path, echo_handler, NULL), -EADDRINUSE);
 }
 END_TEST
+
+/* The fake tree's /proc/PID/ns/user: the daemon's own namespace, or another one. */
+static void peer_userns(pid_t pid, bool ours)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "proc/%d/ns/user", (int)pid);
+	/* Any other file stands for another namespace: only the identity of the target counts. */
+	tree_symlink(rel, ours ? "/proc/self/ns/user" : "/proc/self/status");
+}
 
 START_TEST(test_peer_capabilities)
 {
@@ -397,15 +581,100 @@ START_TEST(test_peer_capabilities)
 	ck_assert_int_eq(privs_parse_capeff("x\nCapEff:\tzz\n", &eff), -EINVAL);
 
 	tree_new();
-	tree_write("proc/300/status", "Name:\tnice\nUid:\t1000\nCapEff:\t0000000000800000\n");
-	tree_write("proc/301/status", "Name:\tplain\nUid:\t1000\nCapEff:\t0000000000000000\n");
-	tree_write("proc/302/status", "Name:\tadmin\nUid:\t1000\nCapEff:\t000001ffffffffff\n");
-	ck_assert(privs_peer_may_change(300, PRIVS_NO_PIDFD, 1000));
-	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 1000));
-	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 1000));
-	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 1000)); /* gone: no */
-	ck_assert(privs_peer_may_change(999, -ESRCH, 0));             /* root: yes */
+	tree_write("proc/300/status", "Name:\tnice\nUid:\t4242\nCapEff:\t0000000000800000\n");
+	tree_write("proc/301/status", "Name:\tplain\nUid:\t4242\nCapEff:\t0000000000000000\n");
+	tree_write("proc/302/status", "Name:\tadmin\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	for (int pid = 300; pid <= 302; pid++)
+		peer_userns(pid, true);
+	ck_assert(privs_peer_may_change(300, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(!privs_peer_may_change(301, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(privs_peer_may_change(302, PRIVS_NO_PIDFD, 4242, NULL));
+	ck_assert(!privs_peer_may_change(999, PRIVS_NO_PIDFD, 4242, NULL)); /* gone: no */
+	ck_assert(privs_peer_may_change(999, -ESRCH, 0, NULL));             /* root: yes */
+	/* The daemon's own user (ExecReload= under systemd) needs no capability. */
+	ck_assert(privs_peer_may_change(999, -ESRCH, geteuid(), NULL));
 	tree_free();
+}
+END_TEST
+
+/*
+ * CapEff is relative to the peer's own user namespace, where any user holds every capability:
+ * only CAP_SYS_NICE in the daemon's namespace counts, and a namespace that cannot be read (the
+ * daemon may not inspect another user's process) refuses.
+ */
+START_TEST(test_peer_capabilities_other_userns)
+{
+	const char *why;
+	tree_new();
+	tree_write("proc/303/status", "Name:\tunshare\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	tree_write("proc/304/status", "Name:\thidden\nUid:\t4242\nCapEff:\t000001ffffffffff\n");
+	peer_userns(303, false);
+	ck_assert(!privs_peer_may_change(303, PRIVS_NO_PIDFD, 4242, &why));
+	ck_assert_str_eq(why, "its CAP_SYS_NICE is in another user namespace, not the daemon's");
+	ck_assert(!privs_peer_may_change(304, PRIVS_NO_PIDFD, 4242, &why));
+	ck_assert_str_eq(
+	    why, "its user namespace cannot be read, so its CAP_SYS_NICE cannot be verified");
+	tree_free();
+}
+END_TEST
+
+/*
+ * The attack of issue 19: an unprivileged user in a user namespace of its own holds every
+ * capability there (CapEff all ones) and asks for changes. Through the real server and the real
+ * permission check; the child becomes nobody when the test runs as root.
+ */
+START_TEST(test_userns_peer_refused)
+{
+	static const char *const reqs[] = {"{\"v\":1,\"cmd\":\"reload\"}",
+	                                   "{\"v\":1,\"cmd\":\"tag\",\"pid\":1}"};
+	int p[2];
+	if (geteuid() != 0) {
+		/* Without root the child cannot be another user, and the daemon's own uid may. */
+		fprintf(stderr, "test_userns_peer_refused: skipped, needs root\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		ck_assert_int_eq(pipe(p), 0);
+		pid_t c = fork();
+		ck_assert_int_ge(c, 0);
+		if (c == 0) {
+			close(p[0]);
+			if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+			    setresuid(65534, 65534, 65534) < 0)
+				_exit(2);
+			/* 77: user namespaces are disabled here, nothing to attack with. */
+			if (unshare(CLONE_NEWUSER) < 0)
+				_exit(77);
+			int fd = connect_client();
+			send_raw(fd, reqs[i], (uint32_t)strlen(reqs[i]));
+			char buf[1024], *r = read_frame(fd, 3000, buf, sizeof(buf));
+			dprintf(p[1], "%s", r ? r : "(no answer)");
+			_exit(0);
+		}
+		close(p[1]);
+		int st;
+		pid_t w = 0;
+		long long end = loop_now_ms() + 5000;
+		while ((w = waitpid(c, &st, WNOHANG)) == 0 && loop_now_ms() < end)
+			loop_run_once(&loop, 10);
+		ck_assert_int_eq(w, c);
+		ck_assert(WIFEXITED(st));
+		if (WEXITSTATUS(st) == 77) {
+			fprintf(stderr, "test_userns_peer_refused: skipped, no user namespaces\n");
+			close(p[0]);
+			return;
+		}
+		ck_assert_int_eq(WEXITSTATUS(st), 0);
+		char got[1024] = "";
+		ssize_t n = read(p[0], got, sizeof(got) - 1);
+		close(p[0]);
+		got[n > 0 ? n : 0] = '\0';
+		ck_assert_msg(strstr(got, "permission denied") != NULL,
+		              "request %s from nobody in its own user namespace: %s", reqs[i], got);
+		ck_assert_int_eq(handled, 0);
+		ck_assert_ptr_nonnull(strstr(last_log, "(uid 65534)"));
+	}
+	ck_assert_uint_eq(ctl.st.refused, 2);
 }
 END_TEST
 
@@ -413,8 +682,9 @@ static void status_capeff(pid_t pid, const char *capeff)
 {
 	char rel[64], text[128];
 	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
-	snprintf(text, sizeof(text), "Name:\tpeer\nUid:\t1000\nCapEff:\t%s\n", capeff);
+	snprintf(text, sizeof(text), "Name:\tpeer\nUid:\t4242\nCapEff:\t%s\n", capeff);
 	tree_write(rel, text);
+	peer_userns(pid, true);
 }
 
 /* A child that connects to lpath and stays until its pipe closes (exit_now: leaves at once). */
@@ -469,17 +739,17 @@ START_TEST(test_peer_pidfd_defeats_pid_reuse)
 	ck_assert_int_eq(privs_pidfd_pid(pidfd), a);
 	/* The PID comes from the pidfd, not from what the caller passes. */
 	status_capeff(a, "0000000000800000");
-	ck_assert(privs_peer_may_change(1, pidfd, 1000));
+	ck_assert(privs_peer_may_change(1, pidfd, 4242, NULL));
 	status_capeff(a, "0000000000000000");
-	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(a, pidfd, 4242, NULL));
 	/* The peer exits and is reaped; its PID now "belongs" to a privileged process. */
 	status_capeff(a, "000001ffffffffff");
 	close(hold);
 	ck_assert_int_eq(waitpid(a, &st, 0), a);
 	ck_assert_int_eq(privs_pidfd_pid(pidfd), -ESRCH);
-	ck_assert(!privs_peer_may_change(a, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(a, pidfd, 4242, NULL));
 	/* What a bare PID would have allowed: the race SO_PEERPIDFD closes. */
-	ck_assert(privs_peer_may_change(a, PRIVS_NO_PIDFD, 1000));
+	ck_assert(privs_peer_may_change(a, PRIVS_NO_PIDFD, 4242, NULL));
 	close(pidfd);
 	close(conn);
 
@@ -490,7 +760,7 @@ START_TEST(test_peer_pidfd_defeats_pid_reuse)
 	ck_assert_int_ge(conn, 0);
 	status_capeff(b, "000001ffffffffff");
 	pidfd = privs_peer_pidfd(conn);
-	ck_assert(!privs_peer_may_change(b, pidfd, 1000));
+	ck_assert(!privs_peer_may_change(b, pidfd, 4242, NULL));
 	if (pidfd >= 0)
 		close(pidfd);
 	close(conn);
@@ -644,9 +914,13 @@ int main(void)
 	tcase_add_test(tc, test_silent_client_times_out_without_blocking);
 	tcase_add_test(tc, test_client_limit);
 	tcase_add_test(tc, test_many_bad_clients_do_not_block);
+	tcase_add_test(tc, test_flood_by_one_user_locks_out_nobody);
 	tcase_add_test(tc, test_socket_owner_and_modes);
 	tcase_add_test(tc, test_second_daemon_refused);
+	tcase_add_test(tc, test_socket_path_not_clobbered);
 	tcase_add_test(tc, test_peer_capabilities);
+	tcase_add_test(tc, test_peer_capabilities_other_userns);
+	tcase_add_test(tc, test_userns_peer_refused);
 	tcase_add_test(tc, test_peer_pidfd_defeats_pid_reuse);
 	tcase_add_test(tc, test_capability_plan);
 	tcase_add_test(tc, test_capability_drop_applied);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -414,6 +415,130 @@ static void daemon_over_cfg(struct daemon *d)
 	engine_init(&d->eng, cfg);
 }
 
+static int warnings_seen;
+static char summary[1024]; /* the last warning that counted what was not logged */
+
+static void count_warnings(int prio, const char *msg)
+{
+	if (prio <= LOG_WARNING) {
+		warnings_seen++;
+		if (strstr(msg, "more failures of this cause in the last"))
+			snprintf(summary, sizeof(summary), "%s", msg);
+	}
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no '%s' in the status", key);
+	return v;
+}
+
+/*
+ * Issue 19.6: no proc connector and tags that fail (EPERM, as without CAP_SYS_NICE). The status
+ * says so in its JSON and in STATUS=; each cause is logged again once its quiet time is over,
+ * with the count not logged (before: silent at debug level after the 5th failure, for good).
+ */
+START_TEST(test_degraded_daemon_says_so)
+{
+	struct daemon d;
+	daemon_over_cfg(&d);
+	d.procconn_err = -EPERM;
+	d.eng.fail_log_ms = 100;
+	log_set_sink(count_warnings);
+	log_set_level(LOG_INFO);
+	for (pid_t p = 100; p < 108; p++) {
+		task(p, p, "logrotate", 10);
+		fake_get(p)->set_errno = EPERM;
+	}
+	task(200, 200, "io-ring", 10);
+	fake_get(200)->set_errno = EINVAL;
+	engine_scan(&d.eng);
+	ck_assert_uint_eq(d.eng.st.failures, 9);
+	/* One warning per cause so far, the rest counted. */
+	ck_assert_int_eq(warnings_seen, 2);
+	/* After the quiet time the cause speaks again, with what it did not say. */
+	long long end = loop_now_ms() + 2000;
+	while (loop_now_ms() < end && loop_now_ms() - d.eng.causes[0].logged_ms <= 100)
+		;
+	engine_scan(&d.eng);
+	ck_assert_int_ge(warnings_seen, 3);
+	ck_assert_str_eq(summary, "cannot tag task 100 (logrotate): permission denied: changing "
+	                          "another user's task needs CAP_SYS_NICE (and 7 more failures of "
+	                          "this cause in the last 1 s)");
+
+	struct ts_request q = {.cmd = TS_CMD_STATUS};
+	struct ucred peer = {0};
+	json_object *o = daemon_handle(&d, &q, &peer);
+	json_object *pc = get(o, "proc_connector"), *by = get(get(o, "stats"), "failures_by_cause");
+	ck_assert(!json_object_get_boolean(get(pc, "subscribed")));
+	ck_assert_str_eq(json_object_get_string(get(pc, "error")), "Operation not permitted");
+	ck_assert_int_eq(json_object_get_int(get(by, "EPERM")), 16);
+	ck_assert_int_eq(json_object_get_int(get(by, "EINVAL")), 2);
+	const char *deg = json_object_get_string(get(o, "degraded"));
+	ck_assert_str_eq(deg, "no proc connector (Operation not permitted): new tasks wait for "
+	                      "the periodic re-check; failed tags by cause: EPERM 16, EINVAL 2");
+	json_object_put(o);
+	log_set_sink(NULL);
+	engine_free(&d.eng);
+}
+END_TEST
+
+/*
+ * Issue 19.5: a configuration with 16 errors printed 11, the last cut, with no "more" marker:
+ * log_msg() formatted into 1024 bytes. Every error must reach the journal, each on its own line
+ * with its priority, as --check-config, the start and a reload log them.
+ */
+START_TEST(test_every_config_error_logged)
+{
+	char dir[] = "/tmp/ts-errs-XXXXXX", path[64], *msgs = NULL, out[16384];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/turboschedd.conf", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[rule r]\ncomm = x\n", f);
+	for (int i = 0; i < 16; i++)
+		fprintf(f, "no_such_key_%02d_with_a_name_long_enough_to_fill_a_log_line = 1\n", i);
+	fclose(f);
+	struct daemon d = {.config_path = path, .dropin_dir = ""};
+	struct ts_config *c = NULL;
+	ck_assert_int_eq(daemon_load_config(&d, &c, &msgs), -EINVAL);
+
+	/* The journal's view: stderr with "<N>" prefixes. */
+	FILE *cap = tmpfile();
+	int saved = dup(2);
+	dup2(fileno(cap), 2);
+	log_set_level(LOG_INFO);
+	log_use_journal_prefix(1);
+	log_err("invalid configuration:\n%s", msgs);
+	log_use_journal_prefix(0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(cap);
+	size_t n = fread(out, 1, sizeof(out) - 1, cap);
+	out[n] = '\0';
+	fclose(cap);
+	free(msgs);
+	int lines = 0;
+	for (const char *l = out; *l; l = strchr(l, '\n') + 1) {
+		ck_assert_msg(strncmp(l, "<3>", 3) == 0, "a line without its priority: %.80s", l);
+		lines++;
+	}
+	ck_assert_int_eq(lines, 17);
+	for (int i = 0; i < 16; i++) {
+		char want[160];
+		snprintf(want, sizeof(want),
+		         "<3>%s:%d: [rule r] unknown key "
+		         "'no_such_key_%02d_with_a_name_long_enough_to_fill_a_log_line'",
+		         path, i + 3, i);
+		ck_assert_msg(strstr(out, want), "error %d missing or cut:\n%s", i, out);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* Fake netlink receive: ENOBUFS first, then nothing. */
 static int recv_calls;
 static ssize_t recv_enobufs(int fd, void *buf, size_t len, struct sockaddr_nl *from)
@@ -654,6 +779,8 @@ int main(void)
 	tcase_add_test(tc, test_fork_storm_overrun_misses_nothing);
 	tcase_add_test(tc, test_new_rules_read_what_they_need);
 	tcase_add_test(tc, test_reload);
+	tcase_add_test(tc, test_degraded_daemon_says_so);
+	tcase_add_test(tc, test_every_config_error_logged);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -89,6 +89,8 @@ START_TEST(test_request_malformed)
 	bad("{\"v\":1}", "'cmd' missing or not a string");
 	bad("{\"v\":1,\"cmd\":7}", "'cmd' missing or not a string");
 	bad("{\"v\":1,\"cmd\":\"reboot\"}", "unknown command 'reboot'");
+	/* Issue 19.7: invalid UTF-8 is not echoed back into the JSON error. */
+	bad("{\"v\":1,\"cmd\":\"st\xff\xfe\xc3x\"}", "unknown command 'st???x'");
 	bad("{\"v\":1,\"cmd\":\"explain\"}", "'pid' must be a positive integer");
 	bad("{\"v\":1,\"cmd\":\"explain\",\"pid\":0}", "'pid' must be a positive integer");
 	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":-3}", "'pid' must be a positive integer");
