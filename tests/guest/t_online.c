@@ -160,7 +160,10 @@ int main(int argc, char **argv)
 		int r = online_within(c, timeout);
 
 		kt_diag("cpu%d: online %s after %.2f s", c,
-		        r == 0 ? "done" : r > 0 ? "failed" : "still blocked", kt_now() - start);
+		        r == 0  ? "done"
+		        : r > 0 ? "failed"
+		                : "still blocked",
+		        kt_now() - start);
 		if (r < 0)
 			hung = c;
 		else

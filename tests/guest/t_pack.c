@@ -158,7 +158,7 @@ static _Noreturn void jitter_parent(struct shared *sh, const struct opts *o)
 }
 
 #ifndef PR_SCHED_CORE
-#define PR_SCHED_CORE 62
+#define PR_SCHED_CORE        62
 #define PR_SCHED_CORE_CREATE 1
 #endif
 #ifndef PR_SCHED_CORE_SCOPE_THREAD
@@ -232,7 +232,8 @@ static struct lb_stats lb_read(void)
 
 		if (strncmp(line, "domain", 6))
 			continue;
-		/* "domainN MASK" then 8 counters per idle type: lb_count, lb_balanced, lb_failed... */
+		/* "domainN MASK" then 8 counters per idle type: lb_count, lb_balanced, lb_failed...
+		 */
 		pos = strchr(line, ' ');
 		pos = pos ? strchr(pos + 1, ' ') : NULL;
 		while (pos && n < 24) {
@@ -632,8 +633,8 @@ int main(int argc, char **argv)
 	        delta[PACKED_TRANSIENT]);
 
 	if (lb_compare)
-		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu", lb_on.count,
-		        lb_off.count, lb_on.failed, lb_off.failed);
+		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu",
+		        lb_on.count, lb_off.count, lb_on.failed, lb_off.failed);
 	kt_plan(15);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);

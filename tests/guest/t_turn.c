@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STEP_S 0.25
+#define STEP_S    0.25
 #define MAX_STEPS 200
 
 struct shared {
@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 			core_cpu = -1, i = argc;
 	}
 	if (core_cpu < 0 || argc % 2 == 0 || within < 1 || within / STEP_S > MAX_STEPS) {
-		fprintf(stderr, "usage: t_turn --core CPU [--within S] [--cpu-min X] [--cpu-max X]\n");
+		fprintf(stderr,
+		        "usage: t_turn --core CPU [--within S] [--cpu-min X] [--cpu-max X]\n");
 		return 2;
 	}
 	for (int c = 0; c < nr; c++)
