@@ -34,3 +34,12 @@ guest_qemu() {
 		;;
 	esac
 }
+
+# guest_qemu_llc N: N x86_64 CPUs, two threads a core, all in one socket, LLC and NUMA node, for
+# the benchmark's wake-up cost at server sizes (the kernel needs NR_CPUS >= N: --flavour bench).
+guest_qemu_llc() {
+	local n=$1
+	[ $((n % 2)) = 0 ] && [ "$n" -ge 2 ] || { echo "guest_qemu_llc: $n is not an even CPU count" >&2; return 2; }
+	qemu=(qemu-system-x86_64 -M q35 -cpu qemu64,vendor=GenuineIntel -accel tcg,thread=multi
+		-smp "$n,sockets=1,cores=$((n / 2)),threads=2" -m 1G)
+}
