@@ -11,7 +11,7 @@
 
 #include "commands.h"
 #include "config.h"
-#include "daemon.h"
+#include "client.h"
 #include "output.h"
 #include "util.h"
 
@@ -104,7 +104,7 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
 	struct ts_config *cfg;
-	if (daemon_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
+	if (client_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (cfg) {
 		int err;

@@ -5,7 +5,7 @@
  *    does (ts_frame_complete() with the request limit), each payload parsed by
  *    ts_request_parse(); a request that parses must survive a round trip unchanged;
  *  - turboschedctl's side: the bytes are a response payload (ts_response_decode()), walked the
- *    way the CLI reads the daemon's registry (cli/daemon.c).
+ *    way the CLI reads the daemon's ledger (lib/proto).
  * Any bytes must give a request, a response or a clear refusal: never a crash, leak, hang or
  * out-of-bounds access. Build with -Dfuzz=true and CC=clang; run tests/fuzz/run.
  */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "client.h"
 #include "proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -73,12 +73,12 @@ static void check_response(const uint8_t *data, size_t size)
 	int r = ts_response_check(resp, &err);
 	if (r < 0 || (r == 1 && !err))
 		abort();
-	struct daemon_registry reg;
-	struct ts_prev prev;
-	daemon_registry_from_json(&reg, resp); /* takes resp */
+	struct ts_ledger l = {0};
+	(void)ts_reply_tasks_parse(resp, &l); /* the "tasks" reply as turboschedctl types it */
 	for (pid_t tid = 1; tid < 4; tid++)
-		(void)daemon_registry_rule(&reg, tid, 0, &prev);
-	daemon_registry_free(&reg);
+		(void)ts_ledger_find(&l, tid);
+	ts_ledger_free(&l);
+	json_object_put(resp);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
