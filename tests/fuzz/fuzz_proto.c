@@ -33,8 +33,7 @@ static void check_request(const char *payload, size_t len)
 	}
 	if ((unsigned)req.cmd >= TS_CMD_COUNT)
 		abort();
-	bool takes_pid =
-	    req.cmd == TS_CMD_EXPLAIN || req.cmd == TS_CMD_TAG || req.cmd == TS_CMD_UNTAG;
+	bool takes_pid = req.cmd == TS_CMD_EXPLAIN;
 	if (takes_pid ? req.pid <= 0 : req.pid != 0)
 		abort();
 	/* What the daemon understood is what a well-behaved client would have sent. */
@@ -42,8 +41,7 @@ static void check_request(const char *payload, size_t len)
 	size_t n;
 	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &n);
 	if (ts_request_parse(s, n, &again, err, sizeof(err)) < 0 || again.cmd != req.cmd ||
-	    again.pid != req.pid ||
-	    ((req.cmd == TS_CMD_TAG || req.cmd == TS_CMD_UNTAG) && again.thread != req.thread))
+	    again.pid != req.pid)
 		abort();
 	json_object_put(o);
 }
