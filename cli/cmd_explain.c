@@ -11,8 +11,10 @@
 
 #include "commands.h"
 #include "config.h"
-#include "daemon.h"
+#include "client.h"
 #include "output.h"
+#include "scan.h"
+#include "task.h"
 #include "util.h"
 
 static json_object *get(json_object *o, const char *key)
@@ -51,8 +53,23 @@ static void print_human(FILE *f, json_object *e)
 		fprintf(f, ", thread of process %s (%s)", str(e, "tgid"), str(e, "process_comm"));
 	fprintf(f, "\n  cgroup %s, uid %s\n", *str(e, "cgroup") ? str(e, "cgroup") : "(unknown)",
 	        str(e, "uid"));
-	if (strcmp(verdict, "tag") == 0)
-		fprintf(f, "Verdict: tagged by rule %s\n", str(e, "rule"));
+	/* One verdict: who owns the task (either ledger) says more than what the rules say. */
+	json_object *reg = get(e, "registry");
+	const char *how = reg ? str(reg, "how") : "";
+	if (strcmp(how, "manual") == 0)
+		fprintf(f, "Verdict: tagged by hand (turboschedctl tag); rules leave it alone\n");
+	else if (strcmp(how, "untagged") == 0)
+		fprintf(f, "Verdict: untagged by hand (turboschedctl untag); rules leave it alone "
+		           "until it exits\n");
+	else if (reg)
+		fprintf(f, "Verdict: tagged by rule %s%s\n", str(reg, "rule"),
+		        strcmp(how, "inherited") == 0 ? " (inherited from a tagged parent)" : "");
+	else if (strcmp(verdict, "tag") == 0)
+		fprintf(f, "Verdict: rule %s matches; %s\n", str(e, "rule"),
+		        strcmp(str(e, "source"), "daemon") != 0 ? "the daemon would tag it"
+		        : json_object_get_int(get(e, "jitter")) == 1
+		            ? "already tagged by someone else, so the daemon leaves it alone"
+		            : "not tagged yet");
 	else if (strcmp(verdict, "excluded") == 0)
 		fprintf(f, "Verdict: not tagged, excluded by [exclude %s]\n", str(e, "rule"));
 	else
@@ -63,17 +80,11 @@ static void print_human(FILE *f, json_object *e)
 		fprintf(f, "Rules (exclusions win; otherwise the first matching rule):\n");
 	for (size_t i = 0; i < n; i++)
 		print_rule(f, json_object_array_get_idx(rules, i));
-	if (strcmp(str(e, "source"), "daemon") != 0)
-		return;
-	json_object *reg = get(e, "registry");
 	if (reg) {
 		time_t since = (time_t)json_object_get_int64(get(reg, "since"));
 		char when[64];
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&since));
-		fprintf(f, "Daemon: %s tag (%s%s) since %s\n", str(reg, "how"),
-		        *str(reg, "rule") ? "rule " : "manual", str(reg, "rule"), when);
-	} else {
-		fprintf(f, "Daemon: has not tagged this task\n");
+		fprintf(f, "Owner: %s since %s\n", how, when);
 	}
 }
 
@@ -104,7 +115,7 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
 	struct ts_config *cfg;
-	if (daemon_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
+	if (client_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (cfg) {
 		int err;
@@ -117,6 +128,14 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 		}
 		json_object_object_add(resp, "ok", json_object_new_boolean(1));
 		json_object_object_add(resp, "source", json_object_new_string("config"));
+		/* Without the daemon, the hand's record is the only owner to know of. */
+		struct ts_ledger manual;
+		unsigned long long st;
+		manual_ledger_load(o->err, &manual);
+		const struct ts_ledger_entry *m =
+		    ts_task_starttime(0, pid, &st) == 0 ? ts_ledger_get(&manual, pid, st) : NULL;
+		json_object_object_add(resp, "registry", m ? ts_ledger_entry_to_json(m) : NULL);
+		ts_ledger_free(&manual);
 	}
 	if (o->json) {
 		json_print_put(o->out, resp);

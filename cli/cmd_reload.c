@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reload: ask the daemon to re-read its configuration; on error it keeps the old one. */
 #include "commands.h"
-#include "daemon.h"
+#include "client.h"
 #include "output.h"
 
 int cmd_reload(const struct cli_opts *o, int argc, char **argv)
@@ -15,7 +15,7 @@ int cmd_reload(const struct cli_opts *o, int argc, char **argv)
 		fprintf(o->err, "Usage: turboschedctl reload\n");
 		return CLI_EXIT_USAGE;
 	}
-	int r = daemon_call(o, &req, &resp, why, sizeof(why));
+	int r = client_call(o, &req, &resp, why, sizeof(why));
 	if (r != 0) {
 		fprintf(o->err, "turboschedctl: %s\n", why);
 		return CLI_EXIT_FAILURE;

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "config.h"
-#include "daemon.h"
+#include "client.h"
 #include "output.h"
 
 /* "a, b" from a JSON array of strings; "-" when empty. */
@@ -82,7 +82,7 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	}
 
 	struct ts_config *cfg;
-	if (daemon_call_or_load(o, &req, config, "showing", &resp, &cfg) != CLI_EXIT_OK)
+	if (client_call_or_load(o, &req, config, "showing", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (cfg) {
 		resp = ts_response_ok();

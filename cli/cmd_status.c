@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "commands.h"
-#include "daemon.h"
+#include "client.h"
 #include "kernel.h"
 #include "output.h"
 #include "scan.h"
@@ -193,15 +193,19 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 	return 0;
 }
 
-/* The daemon's own "status" answer: pid, version, tagged count and the last reload. */
-static json_object *daemon_status(const struct cli_opts *o, const struct daemon_registry *reg)
+/* Whether the daemon answers, and why not. */
+struct daemon_reach {
+	bool reachable;
+	char why[256];
+};
+
+/* The daemon's own "status" answer (one request: it also says whether the daemon is up). */
+static json_object *daemon_status(const struct cli_opts *o, struct daemon_reach *reg)
 {
 	struct ts_request req = {.cmd = TS_CMD_STATUS};
 	json_object *resp = NULL;
-	char why[256];
 
-	if (!reg->reachable || daemon_call(o, &req, &resp, why, sizeof(why)) != 0)
-		return NULL;
+	reg->reachable = client_call(o, &req, &resp, reg->why, sizeof(reg->why)) == 0;
 	return resp;
 }
 
@@ -218,7 +222,7 @@ static void copy_field(json_object *d, json_object *st, const char *key)
 	json_object_object_add(d, key, v ? json_object_get(v) : NULL);
 }
 
-static void daemon_human(FILE *f, const struct daemon_registry *reg, json_object *st)
+static void daemon_human(FILE *f, const struct daemon_reach *reg, json_object *st)
 {
 	json_object *rl = field(st, "last_reload"), *err = field(rl, "error");
 
@@ -268,9 +272,8 @@ static void daemon_human(FILE *f, const struct daemon_registry *reg, json_object
 }
 
 static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
-                   const struct daemon_registry *reg, json_object *dst,
-                   const struct ts_topology *topo, const struct core_view *cv,
-                   const struct jitter_list *jl, int topo_err)
+                   const struct daemon_reach *reg, json_object *dst, const struct ts_topology *topo,
+                   const struct core_view *cv, const struct jitter_list *jl, int topo_err)
 {
 	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24];
 	struct table t;
@@ -357,7 +360,7 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 
 int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 {
-	struct daemon_registry reg;
+	struct daemon_reach reg;
 	struct ts_kernel_info k;
 	struct ts_topology topo;
 	struct jitter_list jl = {0};
@@ -370,7 +373,6 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
 	ts_kernel_probe(&k);
-	daemon_registry_load(opts, &reg);
 	dst = daemon_status(opts, &reg);
 	topo_err = ts_topology_load(&topo);
 	cv = calloc(topo.ncores + 1, sizeof(*cv));
@@ -393,7 +395,6 @@ out:
 	free(cv);
 	jitter_list_free(&jl);
 	ts_topology_free(&topo);
-	daemon_registry_free(&reg);
 	json_object_put(dst);
 	ts_kernel_info_free(&k);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;

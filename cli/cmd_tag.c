@@ -4,10 +4,14 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
-#include "daemon.h"
+#include "client.h"
+#include "ledger.h"
+#include "macro.h"
+#include "scan.h"
 #include "errors.h"
 #include "kernel.h"
 #include "output.h"
@@ -37,16 +41,23 @@ static uid_t owner_of(pid_t tgid, pid_t tid)
 	return ts_task_read(tgid, tid, &t) == 0 ? t.euid : (uid_t)-1;
 }
 
-static const char *source_str(enum ts_prev_source s)
+/* Where untag took the clamp it restored from: a result's note. */
+enum restored_from {
+	FROM_NONE,    /* tag, or nothing restored */
+	FROM_MANUAL,  /* turboschedctl's ledger */
+	FROM_DAEMON,  /* the daemon's ledger */
+	FROM_DEFAULT, /* no record: reset to the kernel defaults */
+};
+
+static const char *source_str(int s)
 {
 	switch (s) {
-	case TS_PREV_STATE:
+	case FROM_MANUAL:
 		return "manual-record";
-	case TS_PREV_DAEMON:
+	case FROM_DAEMON:
 		return "daemon-record";
-	case TS_PREV_DEFAULT:
+	case FROM_DEFAULT:
 		return "default";
-	case TS_PREV_NONE:
 	default:
 		return NULL;
 	}
@@ -74,7 +85,7 @@ static json_object *result_json(const struct ts_tag_result *r, bool have_cap)
 {
 	json_object *o = json_object_new_object(), *b = json_object_new_object();
 	json_object *a = json_object_new_object();
-	const char *src = source_str(r->source);
+	const char *src = source_str(r->note);
 	char msg[512];
 
 	json_object_object_add(o, "pid", json_object_new_int(r->tgid));
@@ -127,7 +138,7 @@ static void result_human(FILE *f, enum ts_tag_op op, const struct ts_tag_result 
 			        op == TS_OP_TAG ? " (lowered: util_min may not exceed util_max)"
 			                        : "");
 		if (op == TS_OP_UNTAG)
-			fprintf(f, " [%s]", source_str(r->source));
+			fprintf(f, " [%s]", source_str(r->note));
 		break;
 	case TS_TAG_UNCHANGED:
 		fprintf(f, op == TS_OP_TAG ? ": already a jitter task" : ": not a jitter task");
@@ -164,28 +175,95 @@ static void kernel_notes(const struct cli_opts *o, enum ts_tag_op op)
 	ts_kernel_info_free(&k);
 }
 
-static void state_open(const struct cli_opts *o, enum ts_tag_op op, struct ts_tag_state *st,
-                       bool *have)
+/* turboschedctl's ledger, locked for read-modify-write; -errno when it cannot be used. */
+static int ledger_open(const struct cli_opts *o, enum ts_tag_op op, struct ts_ledger *l)
 {
-	char path[4096];
-	int r = ts_state_load(st, true);
+	char lock[4096];
+	int fd = ts_path(lock, sizeof(lock), "%s", TS_LEDGER_MANUAL_LOCK);
 
-	ts_path(path, sizeof(path), TS_STATE_FILE);
-	*have = r == 0;
-	if (r < 0) {
-		fprintf(o->err, "turboschedctl: warning: cannot use the state file %s (%s): %s\n",
-		        path, strerror(-r),
-		        op == TS_OP_TAG ? "previous clamps are not recorded, untag will restore "
-		                          "the defaults"
-		                        : "recorded clamps are unknown, defaults are restored");
-		return;
+	if (fd == 0)
+		fd = ts_ledger_lock(lock);
+	if (fd < 0 || manual_ledger_load(o->err, l) < 0) {
+		if (fd < 0)
+			fprintf(o->err, "turboschedctl: warning: cannot lock %s (%s): %s\n", lock,
+			        strerror(-fd),
+			        op == TS_OP_TAG
+			            ? "previous clamps are not recorded, untag will "
+			              "restore the defaults"
+			            : "recorded clamps are unknown, defaults are restored");
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
 	}
-	if (st->bad_lines)
-		fprintf(o->err,
-		        "turboschedctl: warning: %s: %zu corrupt line(s) skipped; those threads "
-		        "untag to the default clamps\n",
-		        path, st->bad_lines);
-	ts_state_prune(st);
+	ts_ledger_prune(l);
+	return fd;
+}
+
+/*
+ * Before the write: what untag restores. The clamp recorded by whoever tagged: by hand (this
+ * ledger), else by a daemon rule (the daemon's), else the kernel defaults.
+ */
+static void choose_restore(struct ts_tag_result *res, const struct ts_ledger *manual,
+                           const struct client_ledger *daemon)
+{
+	const struct ts_ledger_entry *m = ts_ledger_get(manual, res->tid, res->starttime);
+	const struct ts_ledger_entry *d = ts_ledger_get(&daemon->l, res->tid, res->starttime);
+
+	if (m && m->owner == TS_OWNER_MANUAL)
+		d = m;
+	res->restore_given = d != NULL;
+	if (d)
+		res->restore = d->prev;
+	res->note = !d ? FROM_DEFAULT : d == m ? FROM_MANUAL : FROM_DAEMON;
+}
+
+/*
+ * After the write: who owns the task now. A tag makes it the admin's (also one a rule had made:
+ * the clamp to restore is then the rule's record); an untag too: rules leave a task untagged by
+ * hand alone until it exits, and the daemon, which reads this ledger, drops its own entry.
+ */
+static void record(struct ts_ledger *manual, const struct client_ledger *daemon, enum ts_tag_op op,
+                   const struct ts_tag_result *res)
+{
+	const struct ts_ledger_entry *d = ts_ledger_get(&daemon->l, res->tid, res->starttime);
+	struct ts_ledger_entry e = {.tid = res->tid,
+	                            .tgid = res->tgid,
+	                            .starttime = res->starttime,
+	                            .since = time(NULL),
+	                            .owner = op == TS_OP_TAG ? TS_OWNER_MANUAL : TS_OWNER_UNTAGGED};
+
+	if (op == TS_OP_TAG && res->outcome == TS_TAG_APPLIED)
+		e.prev =
+		    (struct ts_prev){res->before.util_min, res->before.util_max, res->min_written};
+	else if (op == TS_OP_TAG && res->outcome == TS_TAG_UNCHANGED && d)
+		e.prev = d->prev;
+	else if (op == TS_OP_TAG || res->outcome != TS_TAG_APPLIED)
+		return; /* someone else's tag stays theirs; nothing changed hands */
+	if (!ts_ledger_put(manual, &e))
+		fprintf(stderr, "turboschedctl: out of memory: task %d not recorded\n", (int)e.tid);
+}
+
+/* One PID: the walk, a restore chosen and an owner recorded for every thread. */
+static int tag_one(enum ts_tag_op op, pid_t pid, bool thread, struct ts_ledger *manual,
+                   const struct client_ledger *daemon, struct ts_tag_report *rep)
+{
+	struct ts_tag_walk w;
+	int r = ts_tag_walk_start(&w, pid, thread, rep);
+
+	while (r == 0 && (r = ts_tag_walk_next(&w, rep)) > 0) {
+		for (size_t i = rep->n - (size_t)r; i < rep->n; i++) {
+			struct ts_tag_result *res = &rep->v[i];
+
+			if (res->outcome != TS_TAG_PENDING)
+				continue;
+			if (op == TS_OP_UNTAG)
+				choose_restore(res, manual, daemon);
+			ts_tag_apply(op, res);
+			record(manual, daemon, op, res);
+		}
+		r = 0;
+	}
+	return r;
 }
 
 static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, char **argv,
@@ -225,47 +303,67 @@ static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, cha
 			fprintf(o->err, "turboschedctl: '%s' is not a PID (a positive number)\n",
 			        argv[optind + i]);
 			free(*pids);
+			*pids = NULL;
 			return CLI_EXIT_USAGE;
 		}
 	}
 	return 0;
 }
 
+static void print_json(FILE *f, const struct ts_tag_report *rep, const struct pid_error *perr,
+                       size_t nperr, bool have_cap)
+{
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	json_object *errs = json_object_new_array();
+
+	for (size_t i = 0; i < rep->n; i++)
+		json_object_array_add(arr, result_json(&rep->v[i], have_cap));
+	for (size_t i = 0; i < nperr; i++) {
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "pid", json_object_new_int(perr[i].pid));
+		json_object_object_add(e, "error",
+		                       json_object_new_string(ts_sched_strerror(perr[i].err)));
+		json_object_array_add(errs, e);
+	}
+	json_object_object_add(root, "threads", arr);
+	json_object_object_add(root, "pid_errors", errs);
+	json_object_object_add(
+	    root, "applied",
+	    json_object_new_int64((int64_t)ts_tag_report_count(rep, TS_TAG_APPLIED)));
+	json_object_object_add(
+	    root, "failed",
+	    json_object_new_int64((int64_t)(ts_tag_report_count(rep, TS_TAG_FAILED) + nperr)));
+	json_print_put(f, root);
+}
+
 static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **argv)
 {
-	struct ts_tag_report rep = {0};
-	struct daemon_registry reg = {0};
-	struct ts_tag_state st;
-	struct ts_tag_opts topts = {0};
-	struct pid_error *perr;
+	_cleanup_(ts_tag_report_free) struct ts_tag_report rep = {0};
+	_cleanup_(client_ledger_free) struct client_ledger daemon = {0};
+	_cleanup_(ts_ledger_free) struct ts_ledger manual = {0};
+	_cleanup_free_ struct pid_error *perr = NULL;
+	_cleanup_free_ pid_t *pids = NULL;
 	size_t nperr = 0, failed;
-	bool thread, have_state, have_cap = cli_have_cap_sys_nice(), said_no_uclamp = false;
-	pid_t *pids;
-	int npids, r, rc;
+	bool thread, have_cap = cli_have_cap_sys_nice(), said_no_uclamp = false;
+	int npids, r;
 
 	r = parse_args(o, op, argc, argv, &thread, &pids, &npids);
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
 	perr = calloc((size_t)npids, sizeof(*perr));
-	if (!perr) {
-		free(pids);
+	if (!perr)
 		return CLI_EXIT_FAILURE;
-	}
 	kernel_notes(o, op);
-	state_open(o, op, &st, &have_state);
-	topts.thread_only = thread;
-	topts.state = have_state ? &st : NULL;
-	if (op == TS_OP_UNTAG) {
-		/* The daemon recorded what its own tags replaced. */
-		daemon_registry_load(o, &reg);
-		topts.daemon_lookup = reg.reachable ? daemon_registry_lookup : NULL;
-		topts.daemon_ctx = &reg;
-	}
+	_cleanup_close_ int lock = ledger_open(o, op, &manual);
+	/* The daemon recorded what its own tags replaced. */
+	if (op == TS_OP_UNTAG)
+		client_ledger_load(o, &daemon);
 
 	for (int i = 0; i < npids; i++) {
 		size_t first = rep.n;
 
-		r = ts_tag_pid(op, pids[i], &topts, &rep);
+		r = tag_one(op, pids[i], thread, &manual, &daemon, &rep);
 		if (r < 0) {
 			perr[nperr].pid = pids[i];
 			perr[nperr++].err = -r;
@@ -278,37 +376,19 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 			said_no_uclamp = true;
 		}
 	}
-	if (have_state) {
-		r = ts_state_save(&st);
+	if (lock >= 0 && manual.dirty) {
+		char path[4096];
+
+		r = ts_path(path, sizeof(path), "%s", TS_LEDGER_MANUAL);
+		if (r == 0)
+			r = ts_ledger_save(&manual, path);
 		if (r < 0)
-			fprintf(o->err, "turboschedctl: warning: cannot write the state file: %s\n",
+			fprintf(o->err, "turboschedctl: warning: cannot write %s: %s\n", path,
 			        strerror(-r));
 	}
 
 	if (o->json) {
-		json_object *root = json_object_new_object(), *arr = json_object_new_array();
-		json_object *errs = json_object_new_array();
-
-		for (size_t i = 0; i < rep.n; i++)
-			json_object_array_add(arr, result_json(&rep.v[i], have_cap));
-		for (size_t i = 0; i < nperr; i++) {
-			json_object *e = json_object_new_object();
-
-			json_object_object_add(e, "pid", json_object_new_int(perr[i].pid));
-			json_object_object_add(
-			    e, "error", json_object_new_string(ts_sched_strerror(perr[i].err)));
-			json_object_array_add(errs, e);
-		}
-		json_object_object_add(root, "threads", arr);
-		json_object_object_add(root, "pid_errors", errs);
-		json_object_object_add(
-		    root, "applied",
-		    json_object_new_int64((int64_t)ts_tag_report_count(&rep, TS_TAG_APPLIED)));
-		json_object_object_add(
-		    root, "failed",
-		    json_object_new_int64(
-		        (int64_t)(ts_tag_report_count(&rep, TS_TAG_FAILED) + nperr)));
-		json_print_put(o->out, root);
+		print_json(o->out, &rep, perr, nperr, have_cap);
 	} else {
 		for (size_t i = 0; i < rep.n; i++)
 			result_human(o->out, op, &rep.v[i], have_cap);
@@ -320,15 +400,7 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 	if (failed && !o->json)
 		fprintf(o->err, "turboschedctl: %zu of %zu failed; the lines above say which\n",
 		        failed, rep.n + nperr);
-	rc = failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-
-	daemon_registry_free(&reg);
-	if (have_state)
-		ts_state_close(&st);
-	ts_tag_report_free(&rep);
-	free(perr);
-	free(pids);
-	return rc;
+	return failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 int cmd_tag(const struct cli_opts *opts, int argc, char **argv)

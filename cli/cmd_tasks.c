@@ -83,11 +83,11 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct daemon_registry reg;
-	struct ts_tag_state st;
+	struct client_ledger reg;
+	struct ts_ledger manual;
 	struct ts_topology topo;
 	struct jitter_list jl;
-	bool have_topo, have_state;
+	bool have_topo;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -107,13 +107,9 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	}
 	have_topo = ts_topology_load(&topo) == 0;
 	/* Read-only: no lock, the file is replaced atomically. */
-	have_state = ts_state_load(&st, false) == 0;
-	if (have_state && st.bad_lines)
-		fprintf(opts->err,
-		        "turboschedctl: warning: %zu corrupt line(s) in the state file\n",
-		        st.bad_lines);
-	daemon_registry_load(opts, &reg);
-	r = jitter_scan(have_topo ? &topo : NULL, have_state ? &st : NULL, &reg, &jl);
+	manual_ledger_load(opts->err, &manual);
+	client_ledger_load(opts, &reg);
+	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg, &jl);
 	if (r < 0) {
 		fprintf(opts->err, "turboschedctl: cannot list tasks: %s\n", strerror(-r));
 	} else if (opts->json) {
@@ -134,9 +130,8 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 			        reg.why);
 	}
 	jitter_list_free(&jl);
-	daemon_registry_free(&reg);
-	if (have_state)
-		ts_state_close(&st);
+	client_ledger_free(&reg);
+	ts_ledger_free(&manual);
 	if (have_topo)
 		ts_topology_free(&topo);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
+#include "util.h"
+
 const char *tagged_by_str(enum tagged_by b)
 {
 	switch (b) {
@@ -21,41 +24,28 @@ const char *tagged_by_str(enum tagged_by b)
 	}
 }
 
-static void classify(struct jitter_task *j, struct ts_tag_state *state,
-                     const struct daemon_registry *reg)
+static void classify(struct jitter_task *j, const struct ts_ledger *manual,
+                     const struct client_ledger *daemon)
 {
-	const char *rule =
-	    reg ? daemon_registry_rule(reg, j->task.tid, j->task.starttime, NULL) : NULL;
+	const struct ts_ledger_entry *m =
+	    manual ? ts_ledger_get(manual, j->task.tid, j->task.starttime) : NULL;
+	const struct ts_ledger_entry *d =
+	    daemon ? ts_ledger_get(&daemon->l, j->task.tid, j->task.starttime) : NULL;
 
-	if (rule) {
+	if (m && m->owner == TS_OWNER_MANUAL) {
+		j->by = TAGGED_MANUAL; /* the hand wins: the daemon leaves such tasks alone */
+	} else if (d) {
 		j->by = TAGGED_RULE;
-		snprintf(j->rule, sizeof(j->rule), "%s", rule);
-	} else if (state && ts_state_find(state, j->task.tid, j->task.starttime)) {
-		j->by = TAGGED_MANUAL;
-	} else if (reg && reg->reachable) {
+		snprintf(j->rule, sizeof(j->rule), "%s", d->rule);
+	} else if (daemon && daemon->reachable) {
 		j->by = TAGGED_EXTERNAL;
 	} else {
 		j->by = TAGGED_UNKNOWN; /* could be a daemon rule we cannot see */
 	}
 }
 
-static int add(struct jitter_list *l, const struct jitter_task *j)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		struct jitter_task *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = *j;
-	return 0;
-}
-
-int jitter_scan(const struct ts_topology *topo, struct ts_tag_state *state,
-                const struct daemon_registry *reg, struct jitter_list *out)
+int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
+                const struct client_ledger *daemon, struct jitter_list *out)
 {
 	struct ts_pidlist procs = {0}, threads = {0};
 	int r;
@@ -77,8 +67,11 @@ int jitter_scan(const struct ts_topology *topo, struct ts_tag_state *state,
 			if (ts_task_read(procs.v[p], threads.v[t], &j.task) < 0)
 				continue;
 			j.core = topo ? ts_topology_core_of(topo, j.task.cpu) : -1;
-			classify(&j, state, reg);
-			r = add(out, &j);
+			classify(&j, manual, daemon);
+			if (!ts_grow(&out->v, &out->cap, out->n))
+				r = -ENOMEM;
+			else
+				out->v[out->n++] = j;
 		}
 	}
 	ts_pidlist_free(&threads);
@@ -90,4 +83,24 @@ void jitter_list_free(struct jitter_list *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+int manual_ledger_load(FILE *err, struct ts_ledger *l)
+{
+	char path[4096];
+	struct ts_ledger_report rep;
+	int r = ts_path(path, sizeof(path), "%s", TS_LEDGER_MANUAL);
+
+	memset(l, 0, sizeof(*l));
+	if (r == 0)
+		r = ts_ledger_load(l, path, &rep);
+	if (r < 0)
+		fprintf(err, "turboschedctl: warning: cannot use %s: %s\n", path,
+		        r == -EINVAL ? rep.why : strerror(-r));
+	else if (rep.bad)
+		fprintf(err,
+		        "turboschedctl: warning: %s: %zu corrupt line(s) skipped; those threads "
+		        "untag to the default clamps\n",
+		        path, rep.bad);
+	return r;
 }

@@ -7,16 +7,17 @@
 #define TS_CLI_SCAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
-#include "daemon.h"
+#include "client.h"
 #include "sched_attr.h"
-#include "tag_state.h"
+#include "ledger.h"
 #include "task.h"
 #include "topology.h"
 
 enum tagged_by {
 	TAGGED_RULE,     /* a daemon rule (rule says which) */
-	TAGGED_MANUAL,   /* turboschedctl tag (the state file) */
+	TAGGED_MANUAL,   /* turboschedctl tag (its ledger) */
 	TAGGED_EXTERNAL, /* someone else, e.g. uclampset -M 0 */
 	TAGGED_UNKNOWN,  /* not manual, and the daemon cannot be asked */
 };
@@ -35,12 +36,19 @@ struct jitter_list {
 };
 
 /*
- * Scans all threads. topo may be NULL (core stays -1); state and reg may be NULL (no
- * classification). Threads exiting during the scan are skipped. 0 or -errno (cannot list /proc).
+ * Scans all threads. topo may be NULL (core stays -1); manual (turboschedctl's ledger) and
+ * daemon (the daemon's) may be NULL (no classification). Threads exiting during the scan are
+ * skipped. 0 or -errno (cannot list /proc).
  */
-int jitter_scan(const struct ts_topology *topo, struct ts_tag_state *state,
-                const struct daemon_registry *reg, struct jitter_list *out);
+int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
+                const struct client_ledger *daemon, struct jitter_list *out);
 void jitter_list_free(struct jitter_list *l);
+
+/*
+ * Reads turboschedctl's ledger (TS_LEDGER_MANUAL below the root) into l, warning on err about what
+ * cannot be used. 0 or -errno (l is then empty).
+ */
+int manual_ledger_load(FILE *err, struct ts_ledger *l);
 
 /* "rule", "manual", "external", "unknown". */
 const char *tagged_by_str(enum tagged_by b);

@@ -37,7 +37,7 @@ static json_object *cmd_status(struct daemon *d)
 	ADD(rl, "ok", json_object_new_boolean(d->reload_error == NULL));
 	ADD(rl, "error", d->reload_error ? json_object_new_string(d->reload_error) : NULL);
 	ADD(o, "last_reload", rl);
-	ADD(o, "tagged", json_object_new_int64((int64_t)registry_count_tagged(&d->eng.reg)));
+	ADD(o, "tagged", json_object_new_int64((int64_t)ts_ledger_count_tagged(&d->eng.ledger)));
 #define STAT(name) ADD(s, #name, json_object_new_int64((int64_t)st->name))
 	STAT(events);
 	STAT(scans);
@@ -81,14 +81,9 @@ static json_object *cmd_status(struct daemon *d)
 
 static json_object *cmd_tasks(struct daemon *d)
 {
-	/* Serialized by client_respond() right away, while the registry is as it is now. */
-	json_object *o = ts_response_ok(), *a = registry_to_json_array(&d->eng.reg, false);
-	if (!a) {
-		json_object_put(o);
-		return ts_response_error("out of memory listing %zu tasks", d->eng.reg.n);
-	}
-	ADD(o, "tasks", a);
-	return o;
+	/* Serialized by client_respond() right away, while the ledger is as it is now. */
+	json_object *o = ts_reply_tasks(&d->eng.ledger);
+	return o ? o : ts_response_error("out of memory listing %zu tasks", d->eng.ledger.n);
 }
 
 static json_object *cmd_explain(struct daemon *d, pid_t pid)
@@ -104,13 +99,15 @@ static json_object *cmd_explain(struct daemon *d, pid_t pid)
 	ADD(o, "source", json_object_new_string("daemon"));
 	json_object *st;
 	unsigned long long starttime = 0;
-	/* The registry entry counts only if it is this very task, not an earlier user of the TID.
-	 */
-	struct reg_entry *e = registry_find(&d->eng.reg, pid);
-	if (e && ts_task_starttime(0, pid, &starttime) == 0 && e->starttime == starttime)
-		st = registry_entry_to_json(e);
-	else
-		st = NULL;
+	/* Who owns it, by either ledger: an entry counts only if it is this very task, not an
+	 * earlier user of the TID. */
+	const struct ts_ledger_entry *e = NULL;
+	if (ts_task_starttime(0, pid, &starttime) == 0) {
+		e = ts_ledger_get(&d->eng.manual, pid, starttime);
+		if (!e)
+			e = ts_ledger_get(&d->eng.ledger, pid, starttime);
+	}
+	st = e ? ts_ledger_entry_to_json(e) : NULL;
 	ADD(o, "registry", st);
 	return o;
 }
@@ -134,45 +131,13 @@ static json_object *cmd_reload(struct daemon *d)
 	return ts_response_ok();
 }
 
-static json_object *cmd_tag(struct daemon *d, const struct ts_request *req,
-                            const struct ucred *peer)
-{
-	bool tag = req->cmd == TS_CMD_TAG;
-	struct ts_tag_report rep = {0};
-	int r = engine_manual(&d->eng, tag, req->pid, req->thread, &rep);
-
-	if (r == -ESRCH) {
-		ts_tag_report_free(&rep);
-		return ts_response_error("no such process: %d", (int)req->pid);
-	}
-	if (r < 0) {
-		ts_tag_report_free(&rep);
-		return ts_response_error("cannot list the threads of %d: %s", (int)req->pid,
-		                         strerror(-r));
-	}
-	json_object *o = ts_response_ok(), *a = json_object_new_array();
-	for (size_t i = 0; i < rep.n; i++) {
-		json_object *t = json_object_new_object();
-		ADD(t, "tid", json_object_new_int(rep.v[i].tid));
-		ADD(t, "outcome", json_object_new_string(ts_tag_outcome_str(rep.v[i].outcome)));
-		if (rep.v[i].outcome == TS_TAG_FAILED)
-			ADD(t, "error", json_object_new_string(ts_sched_strerror(rep.v[i].err)));
-		json_object_array_add(a, t);
-	}
-	ADD(o, "results", a);
-	log_notice("%s of %s %d requested by pid %d (uid %u): %zu applied, %zu failed",
-	           tag ? "tag" : "untag", req->thread ? "thread" : "process", (int)req->pid,
-	           (int)peer->pid, (unsigned)peer->uid, ts_tag_report_count(&rep, TS_TAG_APPLIED),
-	           ts_tag_report_count(&rep, TS_TAG_FAILED));
-	ts_tag_report_free(&rep);
-	daemon_update_status(d);
-	return o;
-}
-
 json_object *daemon_handle(void *ctx, const struct ts_request *req, const struct ucred *peer)
 {
 	struct daemon *d = ctx;
 
+	(void)peer;
+	/* A manual tag or untag since the last look changes counts and owners. */
+	engine_sync_manual(&d->eng);
 	switch (req->cmd) {
 	case TS_CMD_STATUS:
 		return cmd_status(d);
@@ -184,9 +149,6 @@ json_object *daemon_handle(void *ctx, const struct ts_request *req, const struct
 		return cmd_rules(d);
 	case TS_CMD_RELOAD:
 		return cmd_reload(d);
-	case TS_CMD_TAG:
-	case TS_CMD_UNTAG:
-		return cmd_tag(d, req, peer);
 	case TS_CMD_COUNT:
 		break;
 	}

@@ -76,53 +76,50 @@ void daemon_proc_events(struct daemon *d, int fd)
 
 size_t daemon_adopt(struct daemon *d)
 {
-	struct registry saved = {0};
-	struct registry_load_report rep;
+	struct ts_ledger saved = {0};
+	struct ts_ledger_report rep;
 
-	if (!d->registry_path)
+	if (!d->ledger_path)
 		return 0;
-	int r = registry_load(&saved, d->registry_path, &rep);
+	int r = ts_ledger_load(&saved, d->ledger_path, &rep);
 	if (r == -EINVAL)
-		log_warning("registry %s is unusable (%s); ignoring it: tags a previous run left "
+		log_warning("ledger %s is unusable (%s); ignoring it: tags a previous run left "
 		            "are now treated as external and not restored on stop (untag them with "
 		            "turboschedctl untag PID)",
-		            d->registry_path, rep.why);
+		            d->ledger_path, rep.why);
 	else if (r < 0)
-		log_warning(
-		    "cannot read the registry %s: %s; ignoring it (tags a previous run left "
-		    "are treated as external)",
-		    d->registry_path, strerror(-r));
+		log_warning("cannot read the ledger %s: %s; ignoring it (tags a previous run left "
+		            "are treated as external)",
+		            d->ledger_path, strerror(-r));
 	if (rep.bad)
-		log_warning("registry %s: %zu malformed entries skipped", d->registry_path,
-		            rep.bad);
+		log_warning("ledger %s: %zu malformed entries skipped", d->ledger_path, rep.bad);
 	struct adopt_stats st = engine_adopt(&d->eng, &saved);
-	registry_free(&saved);
+	ts_ledger_free(&saved);
 	if (st.adopted || st.dropped)
-		log_info("registry %s: adopted %zu tasks tagged before the restart, dropped %zu "
+		log_info("ledger %s: adopted %zu tasks tagged before the restart, dropped %zu "
 		         "(exited, reused or re-clamped meanwhile)",
-		         d->registry_path, st.adopted, st.dropped);
-	d->eng.reg.dirty = true; /* rewrite it: what was dropped must not come back */
+		         d->ledger_path, st.adopted, st.dropped);
+	d->eng.ledger.dirty = true; /* rewrite it: what was dropped must not come back */
 	return st.adopted;
 }
 
 void daemon_persist(struct daemon *d)
 {
-	if (!d->registry_path || !d->eng.reg.dirty)
+	if (!d->ledger_path || !d->eng.ledger.dirty)
 		return;
-	int r = registry_save(&d->eng.reg, d->registry_path);
-	if (r < 0 && r != d->registry_err)
-		log_warning(
-		    "cannot save the registry to %s: %s; after a crash the tags of this run "
-		    "would be treated as external",
-		    d->registry_path, strerror(-r));
-	else if (r == 0 && d->registry_err)
-		log_info("registry %s saved again", d->registry_path);
-	d->registry_err = r;
+	int r = ts_ledger_save(&d->eng.ledger, d->ledger_path);
+	if (r < 0 && r != d->ledger_err)
+		log_warning("cannot save the ledger to %s: %s; after a crash the tags of this run "
+		            "would be treated as external",
+		            d->ledger_path, strerror(-r));
+	else if (r == 0 && d->ledger_err)
+		log_info("ledger %s saved again", d->ledger_path);
+	d->ledger_err = r;
 }
 
 int daemon_persist_throttled(struct daemon *d, long long now_ms)
 {
-	if (!d->registry_path || !d->eng.reg.dirty)
+	if (!d->ledger_path || !d->eng.ledger.dirty)
 		return -1;
 	if (d->saved_ms && d->saved_ms + d->save_gap_ms > now_ms)
 		return (int)(d->saved_ms + d->save_gap_ms - now_ms);
@@ -130,8 +127,8 @@ int daemon_persist_throttled(struct daemon *d, long long now_ms)
 	daemon_persist(d);
 	long long cost = loop_now_ms() - t0;
 	d->saved_ms = now_ms;
-	if (!d->eng.reg.dirty) {
-		/* Saves take at most a tenth of the daemon's time, however large the registry. */
+	if (!d->eng.ledger.dirty) {
+		/* Saves take at most a tenth of the daemon's time, however large the ledger. */
 		d->save_gap_ms = cost * 10 > DAEMON_PERSIST_MS ? cost * 10 : DAEMON_PERSIST_MS;
 		return -1;
 	}
@@ -156,7 +153,7 @@ void daemon_degraded(const struct daemon *d, char *buf, size_t len)
 
 void daemon_update_status(const struct daemon *d)
 {
-	size_t tagged = registry_count_tagged(&d->eng.reg);
+	size_t tagged = ts_ledger_count_tagged(&d->eng.ledger);
 	char why[320], degraded[340] = "";
 
 	/* What is wrong comes first: systemctl status may cut the line. */

@@ -16,12 +16,12 @@
 
 struct daemon {
 	/* options */
-	const char *config_path;   /* NULL: the default */
-	const char *dropin_dir;    /* NULL: conf.d/ next to the config */
-	ts_user_lookup_fn lookup;  /* NULL: getpwnam_r (tests inject) */
-	bool debug;                /* --debug: log level fixed at debug */
-	int recheck_fd;            /* timerfd of the periodic re-check, -1 if none */
-	const char *registry_path; /* the registry file (registry.h); NULL: not persisted */
+	const char *config_path;  /* NULL: the default */
+	const char *dropin_dir;   /* NULL: conf.d/ next to the config */
+	ts_user_lookup_fn lookup; /* NULL: getpwnam_r (tests inject) */
+	bool debug;               /* --debug: log level fixed at debug */
+	int recheck_fd;           /* timerfd of the periodic re-check, -1 if none */
+	const char *ledger_path;  /* the ledger file (lib/ledger.h); NULL: not persisted */
 	/* state */
 	struct ts_config *cfg;
 	struct engine eng;
@@ -30,8 +30,8 @@ struct daemon {
 	time_t started, loaded;
 	unsigned long long reloads, reload_failures;
 	char *reload_error;    /* why the last reload failed; NULL when it worked */
-	int registry_err;      /* last registry_save() error, so each cause is logged once */
-	long long saved_ms;    /* loop_now_ms() of the last registry save attempt */
+	int ledger_err;        /* last ts_ledger_save() error, so each cause is logged once */
+	long long saved_ms;    /* loop_now_ms() of the last ledger save attempt */
 	long long save_gap_ms; /* how long after it the next save may come */
 	int procconn_err;      /* 0: subscribed to the proc connector; else why not (-errno) */
 	bool stop;
@@ -53,20 +53,20 @@ void daemon_arm_recheck(const struct daemon *d);
 void daemon_proc_events(struct daemon *d, int fd);
 
 /*
- * Start-up, before the first scan: reads the registry file a previous run left (killed without
+ * Start-up, before the first scan: reads the ledger file a previous run left (killed without
  * its orderly stop) and adopts what is still ours (engine_adopt()). A missing file is normal; a
  * corrupt one is logged as a warning and ignored. Returns how many tasks were adopted.
  */
 size_t daemon_adopt(struct daemon *d);
 
-/* Writes the registry file now if the registry changed. */
+/* Writes the ledger file now if the ledger changed. */
 void daemon_persist(struct daemon *d);
 
 /*
  * The event loop's save: a change after a quiet spell is written at once (a kill -9 right
  * after a tag loses nothing), further changes at most every DAEMON_PERSIST_MS (or ten times
  * what the last save took, if longer), because each save rewrites the whole file and a fork
- * storm changes the registry thousands of times a second. Returns the milliseconds until a deferred
+ * storm changes the ledger thousands of times a second. Returns the milliseconds until a deferred
  * save is due (the loop's timeout), or -1 when nothing is pending.
  */
 #define DAEMON_PERSIST_MS 250

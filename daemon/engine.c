@@ -2,6 +2,8 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +14,7 @@
 #include "rules.h"
 #include "tag.h"
 #include "task.h"
+#include "util.h"
 
 void engine_init(struct engine *e, const struct ts_config *cfg)
 {
@@ -23,28 +26,29 @@ void engine_init(struct engine *e, const struct ts_config *cfg)
 
 void engine_free(struct engine *e)
 {
-	registry_free(&e->reg);
+	ts_ledger_free(&e->ledger);
+	ts_ledger_free(&e->manual);
 }
 
-static bool ours(const struct reg_entry *r)
+static bool ours(const struct ts_ledger_entry *r)
 {
-	return r->how == REG_RULE || r->how == REG_INHERITED;
+	return ts_owner_is_daemon(r->owner);
 }
 
-static void record(struct engine *e, const struct ts_task *t, const char *rule, enum reg_how how,
+static void record(struct engine *e, const struct ts_task *t, const char *rule, enum ts_owner how,
                    const struct ts_prev *prev)
 {
-	struct reg_entry n = {
+	struct ts_ledger_entry n = {
 	    .tid = t->tid,
 	    .tgid = t->tgid,
 	    .starttime = t->starttime,
 	    .since = time(NULL),
 	    .prev = *prev,
-	    .how = how,
+	    .owner = how,
 	    .seen = true,
 	    .rule = rule,
 	};
-	if (!registry_put(&e->reg, &n))
+	if (!ts_ledger_put(&e->ledger, &n))
 		log_err("out of memory: task %d tagged but not recorded", (int)t->tid);
 }
 
@@ -109,15 +113,14 @@ static void failed(struct engine *e, const char *what, const struct ts_tag_resul
 
 static void tag_task(struct engine *e, const struct ts_task *t, const char *rule)
 {
-	struct ts_tag_opts o = {.thread_only = true};
 	struct ts_tag_result res;
 
 	memset(&res, 0, sizeof(res));
 	snprintf(res.comm, sizeof(res.comm), "%s", t->comm);
-	switch (ts_tag_thread(TS_OP_TAG, t->tgid, t->tid, t->starttime, &o, &res)) {
+	switch (ts_tag_thread(TS_OP_TAG, t->tgid, t->tid, t->starttime, NULL, &res)) {
 	case TS_TAG_APPLIED: {
 		struct ts_prev prev = {res.before.util_min, res.before.util_max, res.min_written};
-		record(e, t, rule, REG_RULE, &prev);
+		record(e, t, rule, TS_OWNER_RULE, &prev);
 		e->st.tagged++;
 		log_info("tagged task %d (%s) by rule %s", (int)t->tid, t->comm, rule);
 		break;
@@ -134,21 +137,20 @@ static void tag_task(struct engine *e, const struct ts_task *t, const char *rule
 		log_debug("task %d (%s) exited while being tagged", (int)t->tid, t->comm);
 		break;
 	case TS_TAG_FAILED:
+	case TS_TAG_PENDING:
 		failed(e, "tag", &res);
 		break;
 	}
 }
 
 /* Undoes our tag; the entry is gone afterwards unless the write failed (kept for a retry). */
-static void restore(struct engine *e, struct reg_entry *ent, const char *why)
+static void restore(struct engine *e, struct ts_ledger_entry *ent, const char *why)
 {
-	struct ts_tag_opts o = {
-	    .thread_only = true, .daemon_lookup = registry_prev_lookup, .daemon_ctx = &e->reg};
 	struct ts_tag_result res;
 	pid_t tid = ent->tid;
 
 	memset(&res, 0, sizeof(res));
-	switch (ts_tag_thread(TS_OP_UNTAG, ent->tgid, tid, ent->starttime, &o, &res)) {
+	switch (ts_tag_thread(TS_OP_UNTAG, ent->tgid, tid, ent->starttime, &ent->prev, &res)) {
 	case TS_TAG_APPLIED:
 		e->st.restored++;
 		log_info("untagged task %d (rule %s): %s", (int)tid, ent->rule, why);
@@ -164,28 +166,39 @@ static void restore(struct engine *e, struct reg_entry *ent, const char *why)
 		log_debug("task %d exited while being untagged", (int)tid);
 		break;
 	case TS_TAG_FAILED:
+	case TS_TAG_PENDING:
 		failed(e, "untag", &res);
 		return;
 	}
-	registry_remove(&e->reg, ent);
+	ts_ledger_remove(&e->ledger, ent);
+}
+
+/* The admin took over a task of ours by hand: its clamp is the admin's now, nothing to restore. */
+static void forget_manual(struct engine *e, struct ts_ledger_entry *ent)
+{
+	const struct ts_ledger_entry *m = ts_ledger_get(&e->manual, ent->tid, ent->starttime);
+
+	log_info("task %d (rule %s) was %s by hand; leaving it to the admin", (int)ent->tid,
+	         ent->rule, m && m->owner == TS_OWNER_MANUAL ? "tagged" : "untagged");
+	ts_ledger_remove(&e->ledger, ent);
 }
 
 /* The entry a new task's inherited clamp came from, if it was one of our tags. */
-static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgid)
+static struct ts_ledger_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgid)
 {
-	struct reg_entry *pe = registry_find(&e->reg, ptid);
+	struct ts_ledger_entry *pe = ts_ledger_find(&e->ledger, ptid);
 	if (pe && ours(pe))
 		return pe;
 	/*
 	 * A new thread's event names the process's parent, not the creating thread: most often
 	 * the thread copied the leader's clamp; else any tagged thread of the process will do.
 	 */
-	pe = registry_find(&e->reg, ctgid);
+	pe = ts_ledger_find(&e->ledger, ctgid);
 	if (pe && ours(pe))
 		return pe;
-	for (size_t i = 0; i < e->reg.n; i++)
-		if (e->reg.v[i].tgid == ctgid && ours(&e->reg.v[i]))
-			return &e->reg.v[i];
+	for (size_t i = 0; i < e->ledger.n; i++)
+		if (e->ledger.v[i].tgid == ctgid && ours(&e->ledger.v[i]))
+			return &e->ledger.v[i];
 	return NULL;
 }
 
@@ -195,39 +208,43 @@ static struct reg_entry *inherited_from(struct engine *e, pid_t ptid, pid_t ctgi
  * the clamp to restore taken from where it came from. The fork event says who the parent was;
  * after lost events the full scan only has the parent process (ppid), which is enough.
  */
-static struct reg_entry *claim_inherited(struct engine *e, const struct ts_task *t,
-                                         pid_t parent_tid)
+static struct ts_ledger_entry *claim_inherited(struct engine *e, const struct ts_task *t,
+                                               pid_t parent_tid)
 {
 	struct ts_clamp c;
-	struct reg_entry *src = inherited_from(e, parent_tid, t->tgid);
+	struct ts_ledger_entry *src = inherited_from(e, parent_tid, t->tgid);
 
 	if (!src || src->tid == t->tid || ts_clamp_get(t->tid, &c) < 0 || !ts_clamp_is_jitter(&c))
 		return NULL;
-	/* src moves or goes when the registry grows; its name and clamp do not. */
+	/* src moves or goes when the ledger grows; its name and clamp do not. */
 	struct ts_prev prev = src->prev;
 	const char *rule = src->rule;
-	record(e, t, rule, REG_INHERITED, &prev);
-	return registry_find(&e->reg, t->tid);
+	record(e, t, rule, TS_OWNER_INHERITED, &prev);
+	return ts_ledger_find(&e->ledger, t->tid);
 }
 
 /* Decides for a task already read; `t` and its process leader `p`. */
 static void eval_task(struct engine *e, const struct ts_task *t, const struct ts_task *p)
 {
-	struct reg_entry *ent = registry_find(&e->reg, t->tid);
+	struct ts_ledger_entry *ent = ts_ledger_find(&e->ledger, t->tid);
 
 	if (ent && ent->starttime != t->starttime) {
 		/* The TID belongs to a new task now: the old one exited unseen. Nothing to restore.
 		 */
 		log_debug("task %d was replaced by a new task with the same TID", (int)t->tid);
-		registry_remove(&e->reg, ent);
+		ts_ledger_remove(&e->ledger, ent);
 		ent = NULL;
+	}
+	if (ts_ledger_get(&e->manual, t->tid, t->starttime)) {
+		/* Tagged or untagged by hand: the admin's, whatever the rules say. */
+		if (ent)
+			forget_manual(e, ent);
+		return;
 	}
 	if (!ent)
 		ent = claim_inherited(e, t, t->ppid);
 	if (ent)
 		ent->seen = true;
-	if (ent && !ours(ent))
-		return; /* a manual request decided for this task */
 
 	struct ts_subject ts, ps;
 	ts_subject_from_task(t, &ts);
@@ -238,8 +255,8 @@ static void eval_task(struct engine *e, const struct ts_task *t, const struct ts
 		if (!ent)
 			tag_task(e, t, v.rule->name);
 		else if (strcmp(ent->rule, v.rule->name) != 0 &&
-		         !registry_set_rule(&e->reg, ent, v.rule->name))
-			log_err("out of memory: task %d keeps rule %s in the registry", (int)t->tid,
+		         !ts_ledger_set_rule(&e->ledger, ent, v.rule->name))
+			log_err("out of memory: task %d keeps rule %s in the ledger", (int)t->tid,
 			        ent->rule);
 		return;
 	}
@@ -262,12 +279,12 @@ static bool read_pair(struct engine *e, pid_t tgid, pid_t tid, unsigned int extr
 {
 	int r = ts_rules_read_task(tgid, tid, e->parts | extra, t, p);
 	if (r < 0) {
-		struct reg_entry *ent = registry_find(&e->reg, tid);
+		struct ts_ledger_entry *ent = ts_ledger_find(&e->ledger, tid);
 		if (r == -ESRCH) {
 			e->st.vanished++;
 			log_debug("task %d exited before it could be classified", (int)tid);
 			if (ent)
-				registry_remove(&e->reg, ent);
+				ts_ledger_remove(&e->ledger, ent);
 		} else {
 			log_debug("cannot read task %d: %s", (int)tid, strerror(-r));
 		}
@@ -307,8 +324,9 @@ void engine_scan(struct engine *e)
 	struct ts_pidlist procs = {0};
 
 	e->st.scans++;
-	for (size_t i = 0; i < e->reg.n; i++)
-		e->reg.v[i].seen = false;
+	engine_sync_manual(e);
+	for (size_t i = 0; i < e->ledger.n; i++)
+		e->ledger.v[i].seen = false;
 	int r = ts_list_processes(&procs);
 	if (r < 0) {
 		log_err("cannot list processes: %s", strerror(-r));
@@ -319,10 +337,10 @@ void engine_scan(struct engine *e)
 	ts_pidlist_free(&procs);
 
 	/* Whatever the scan did not meet has exited; its exit event was lost or not yet read. */
-	for (size_t i = e->reg.n; i-- > 0;) {
-		if (!e->reg.v[i].seen) {
-			log_debug("task %d is gone", (int)e->reg.v[i].tid);
-			registry_remove(&e->reg, &e->reg.v[i]);
+	for (size_t i = e->ledger.n; i-- > 0;) {
+		if (!e->ledger.v[i].seen) {
+			log_debug("task %d is gone", (int)e->ledger.v[i].tid);
+			ts_ledger_remove(&e->ledger, &e->ledger.v[i]);
 		}
 	}
 }
@@ -335,13 +353,13 @@ void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_
 	e->st.events++;
 	/*
 	 * A new process is a copy of the thread that forked it: same comm, uids and cgroup. When
-	 * that thread is not in the registry it matched no rule, so neither does the child, until
+	 * that thread is not in the ledger it matched no rule, so neither does the child, until
 	 * it execs, or changes comm or uid: events of their own. Reading the child now would
 	 * also make the daemon wait for that exec, since /proc/PID/stat takes the task's exec
 	 * lock; in a fork-and-exec storm that wait made the daemon fall seconds behind. (A child
 	 * born into another cgroup with clone3() and no exec waits for the next re-check.)
 	 */
-	if (ctid == ctgid && !registry_find(&e->reg, ptid)) {
+	if (ctid == ctgid && !ts_ledger_find(&e->ledger, ptid)) {
 		e->st.skipped++;
 		return;
 	}
@@ -351,7 +369,7 @@ void engine_on_fork(struct engine *e, pid_t ptgid, pid_t ptid, pid_t ctgid, pid_
 	 * The kernel copies the clamp on fork: a child of our tagged task is tagged too, and it is
 	 * ours to undo (e.g. when it execs something that matches no rule).
 	 */
-	if (!registry_find(&e->reg, ctid))
+	if (!ts_ledger_find(&e->ledger, ctid))
 		claim_inherited(e, &t, ptid);
 	eval_task(e, &t, &p);
 }
@@ -377,10 +395,10 @@ void engine_on_exit(struct engine *e, pid_t tgid, pid_t tid)
 {
 	(void)tgid;
 	e->st.events++;
-	struct reg_entry *ent = registry_find(&e->reg, tid);
+	struct ts_ledger_entry *ent = ts_ledger_find(&e->ledger, tid);
 	if (ent) {
 		log_debug("task %d (rule %s) exited", (int)tid, ent->rule);
-		registry_remove(&e->reg, ent);
+		ts_ledger_remove(&e->ledger, ent);
 	}
 }
 
@@ -438,6 +456,7 @@ static void account_lag(struct engine *e, const struct pc_event *ev, size_t n)
 
 void engine_on_events(struct engine *e, const struct pc_event *ev, size_t n)
 {
+	engine_sync_manual(e);
 	for (size_t i = 0; i < n; i++) {
 		bool moot = false;
 		if (ev[i].what != PC_EXIT)
@@ -445,7 +464,7 @@ void engine_on_events(struct engine *e, const struct pc_event *ev, size_t n)
 		/* The exec evaluates it anyway; only a clamp inherited from a thread of ours
 		 * needs the fork's parent. */
 		if (!moot && ev[i].what == PC_FORK && ev[i].tid == ev[i].tgid) {
-			const struct reg_entry *pe = registry_find(&e->reg, ev[i].ptid);
+			const struct ts_ledger_entry *pe = ts_ledger_find(&e->ledger, ev[i].ptid);
 			moot = !(pe && ours(pe)) && later(ev, n, i, PC_EXEC);
 		}
 		if (moot) {
@@ -470,47 +489,19 @@ size_t engine_restore_all(struct engine *e)
 	unsigned long long before = e->st.restored;
 
 	/* Backwards: removing entry i moves an already visited entry into its place. */
-	for (size_t i = e->reg.n; i-- > 0;)
-		if (ours(&e->reg.v[i]))
-			restore(e, &e->reg.v[i], "daemon stopping");
+	for (size_t i = e->ledger.n; i-- > 0;)
+		if (ours(&e->ledger.v[i]))
+			restore(e, &e->ledger.v[i], "daemon stopping");
 	return (size_t)(e->st.restored - before);
 }
 
-int engine_manual(struct engine *e, bool tag, pid_t pid, bool thread_only,
-                  struct ts_tag_report *rep)
-{
-	struct ts_tag_opts o = {.thread_only = thread_only,
-	                        .daemon_lookup = registry_prev_lookup,
-	                        .daemon_ctx = &e->reg};
-	int r = ts_tag_pid(tag ? TS_OP_TAG : TS_OP_UNTAG, pid, &o, rep);
-
-	for (size_t i = 0; i < rep->n; i++) {
-		const struct ts_tag_result *res = &rep->v[i];
-		if (res->outcome != TS_TAG_APPLIED && res->outcome != TS_TAG_UNCHANGED)
-			continue;
-		struct reg_entry *ent = registry_find(&e->reg, res->tid);
-		struct ts_prev prev = {res->before.util_min, res->before.util_max,
-		                       res->min_written};
-		if (tag && res->outcome == TS_TAG_UNCHANGED) {
-			/* Already tagged: if by a rule, the admin now owns it; else it is external.
-			 */
-			if (!ent || !ours(ent))
-				continue;
-			prev = ent->prev;
-		}
-		struct ts_task t = {
-		    .tid = res->tid, .tgid = res->tgid, .starttime = res->starttime};
-		record(e, &t, "", tag ? REG_MANUAL_TAG : REG_MANUAL_UNTAG, &prev);
-	}
-	return r;
-}
-
-struct adopt_stats engine_adopt(struct engine *e, const struct registry *saved)
+struct adopt_stats engine_adopt(struct engine *e, const struct ts_ledger *saved)
 {
 	struct adopt_stats st = {0};
 
+	engine_sync_manual(e);
 	for (size_t i = 0; i < saved->n; i++) {
-		const struct reg_entry *s = &saved->v[i];
+		const struct ts_ledger_entry *s = &saved->v[i];
 		unsigned long long start;
 		struct ts_clamp c;
 		const char *why = NULL;
@@ -519,22 +510,74 @@ struct adopt_stats engine_adopt(struct engine *e, const struct registry *saved)
 			why = "exited";
 		else if (start != s->starttime)
 			why = "its TID now belongs to another task";
-		else if (s->how != REG_MANUAL_UNTAG &&
-		         (ts_clamp_get(s->tid, &c) < 0 || !ts_clamp_is_jitter(&c)))
+		else if (!ours(s))
+			why = "not a tag of the daemon's";
+		else if (ts_ledger_get(&e->manual, s->tid, s->starttime))
+			why = "tagged or untagged by hand meanwhile";
+		else if (ts_clamp_get(s->tid, &c) < 0 || !ts_clamp_is_jitter(&c))
 			why = "its clamp was changed by someone else meanwhile";
 		if (why) {
 			st.dropped++;
-			log_debug("registry: not adopting task %d (rule %s): %s", (int)s->tid,
-			          s->rule[0] ? s->rule : "manual", why);
+			log_debug("ledger: not adopting task %d (rule %s): %s", (int)s->tid,
+			          s->rule, why);
 			continue;
 		}
-		struct reg_entry n = *s;
+		struct ts_ledger_entry n = *s;
 		n.seen = true;
-		if (!registry_put(&e->reg, &n)) {
+		if (!ts_ledger_put(&e->ledger, &n)) {
 			log_err("out of memory adopting task %d", (int)s->tid);
 			break;
 		}
 		st.adopted++;
 	}
 	return st;
+}
+
+/* Identity of the file at path: inode, size, mtime; false when it does not exist. */
+static bool file_id(const char *path, unsigned long long *ino, unsigned long long *size,
+                    long long *mtime_ns)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return false;
+	*ino = (unsigned long long)st.st_ino;
+	*size = (unsigned long long)st.st_size;
+	*mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	return true;
+}
+
+void engine_sync_manual(struct engine *e)
+{
+	char path[PATH_MAX];
+	unsigned long long ino = 0, size = 0;
+	long long mtime = 0;
+
+	if (e->manual_path)
+		snprintf(path, sizeof(path), "%s", e->manual_path);
+	else if (ts_path(path, sizeof(path), "%s", TS_LEDGER_MANUAL) < 0)
+		return;
+	bool exists = file_id(path, &ino, &size, &mtime);
+	if (exists == e->manual_id.exists && ino == e->manual_id.ino && size == e->manual_id.size &&
+	    mtime == e->manual_id.mtime_ns)
+		return;
+	struct ts_ledger fresh = {0};
+	struct ts_ledger_report rep;
+	int r = exists ? ts_ledger_load(&fresh, path, &rep) : 0;
+	if (r < 0) {
+		/* Keep the last good copy; a later change is read again. */
+		log_warning("cannot read turboschedctl's ledger %s: %s", path,
+		            r == -EINVAL ? rep.why : strerror(-r));
+		ts_ledger_free(&fresh);
+	} else {
+		ts_ledger_free(&e->manual);
+		e->manual = fresh;
+	}
+	e->manual_id.exists = exists;
+	e->manual_id.ino = ino;
+	e->manual_id.size = size;
+	e->manual_id.mtime_ns = mtime;
+	for (size_t i = e->ledger.n; i-- > 0;)
+		if (ts_ledger_get(&e->manual, e->ledger.v[i].tid, e->ledger.v[i].starttime))
+			forget_manual(e, &e->ledger.v[i]);
 }

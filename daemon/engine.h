@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Classification: reads tasks (lib/task), decides with the rules (lib/rules), tags and restores
- * (lib/tag), and keeps the registry. Knows nothing of sockets or netlink: the loop feeds it
- * events, so the tests drive it with a fake /proc tree and fake sched ops.
+ * (lib/tag), and keeps the daemon's ledger (lib/ledger). It reads turboschedctl's ledger too and
+ * leaves every task in it alone: tagged or untagged by hand, it is the admin's. Knows nothing of
+ * sockets or netlink: the loop feeds it events, so the tests drive it with a fake /proc tree and
+ * fake sched ops.
  */
 #ifndef TSD_ENGINE_H
 #define TSD_ENGINE_H
@@ -12,7 +14,7 @@
 #include <sys/types.h>
 
 #include "config.h"
-#include "registry.h"
+#include "ledger.h"
 
 struct engine_stats {
 	unsigned long long events;   /* proc connector events handled */
@@ -46,7 +48,16 @@ struct engine_cause {
 struct engine {
 	const struct ts_config *cfg; /* not owned */
 	unsigned int parts;          /* what of a task the rules look at: ts_ruleset_parts() */
-	struct registry reg;
+	struct ts_ledger ledger;     /* what the daemon tagged: owners rule and inherited */
+	/* turboschedctl's ledger (owners manual and untagged), read-only, re-read when it changes
+	 */
+	struct ts_ledger manual;
+	const char *manual_path; /* NULL: TS_LEDGER_MANUAL below ts_root_get() */
+	struct {
+		unsigned long long ino, size;
+		long long mtime_ns;
+		bool exists;
+	} manual_id;
 	struct engine_stats st;
 	struct engine_cause causes[ENGINE_CAUSES];
 	long long fail_log_ms; /* ENGINE_FAIL_LOG_MS; tests shorten it */
@@ -60,7 +71,7 @@ void engine_free(struct engine *e);
 
 /* Re-evaluates one thread (tgid may be 0: looked up). */
 void engine_eval(struct engine *e, pid_t tgid, pid_t tid);
-/* Every thread of every process; then forgets registry entries of tasks that are gone. */
+/* Every thread of every process; then forgets ledger entries of tasks that are gone. */
 void engine_scan(struct engine *e);
 
 /* Proc connector events. */
@@ -87,7 +98,7 @@ void engine_set_config(struct engine *e, const struct ts_config *cfg);
 size_t engine_restore_all(struct engine *e);
 
 /*
- * Takes over the entries of a previous run's registry (registry_load()) whose task is still the
+ * Takes over the entries of a previous run's ledger (ts_ledger_load()) whose task is still the
  * same (tid + starttime) and, for tags, still has util_max 0: they are ours again, to untag and
  * restore as if this run had tagged them. Others are dropped (exited, TID reused, or re-clamped
  * by someone else, who then owns it). Call before the first engine_scan().
@@ -95,13 +106,14 @@ size_t engine_restore_all(struct engine *e);
 struct adopt_stats {
 	size_t adopted, dropped;
 };
-struct adopt_stats engine_adopt(struct engine *e, const struct registry *saved);
+struct adopt_stats engine_adopt(struct engine *e, const struct ts_ledger *saved);
 
 /*
- * Manual tag/untag of a process or thread on behalf of a control client; recorded so that rules
- * leave it alone. Fills rep (caller frees). 0 or -errno as ts_tag_pid().
+ * Re-reads turboschedctl's ledger when the file changed, and drops the daemon's entries of tasks
+ * it names: the admin tagged or untagged them by hand, so they are no longer the daemon's (the
+ * clamp was already written by turboschedctl). Called before every scan, event batch and control
+ * request, so counts and answers never lag behind a manual tag or untag.
  */
-int engine_manual(struct engine *e, bool tag, pid_t pid, bool thread_only,
-                  struct ts_tag_report *rep);
+void engine_sync_manual(struct engine *e);
 
 #endif

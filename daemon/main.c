@@ -172,12 +172,12 @@ static void run(void)
 	}
 }
 
-/* The registry file lives next to the control socket (RUNSTATEDIR/turboschedd/registry). */
-static char *registry_path_for(const char *socket_path)
+/* The daemon's ledger lives next to the control socket (RUNSTATEDIR/turboschedd/ledger). */
+static char *ledger_path_for(const char *socket_path)
 {
 	const char *slash = strrchr(socket_path, '/');
 	char *p = NULL;
-	if (asprintf(&p, "%.*s/registry", slash ? (int)(slash - socket_path) : 1,
+	if (asprintf(&p, "%.*s/ledger", slash ? (int)(slash - socket_path) : 1,
 	             slash ? socket_path : ".") < 0)
 		return NULL;
 	return p;
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/*
-	 * A registry save or a "tasks" reply with thousands of entries needs a buffer of a few
+	 * A ledger save or a "tasks" reply with thousands of entries needs a buffer of a few
 	 * MiB for a moment. With a fixed mmap threshold glibc maps such buffers and unmaps them
 	 * when freed; by default it raises the threshold after the first free and keeps them in
 	 * the heap, and the daemon's RSS stays at its peak.
@@ -256,8 +256,8 @@ int main(int argc, char **argv)
 	D.started = D.loaded = time(NULL);
 	engine_init(&D.eng, D.cfg);
 
-	char *registry_path = registry_path_for(socket_path);
-	D.registry_path = registry_path;
+	char *ledger_path = ledger_path_for(socket_path);
+	D.ledger_path = ledger_path;
 	int r = setup(socket_path);
 	if (r == 0) {
 		daemon_adopt(&D);
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 		log_info("started: %zu rules, %zu exclusions, %zu tasks tagged",
 		         ts_config_count(D.cfg, TS_RULE_TAG),
 		         ts_config_count(D.cfg, TS_RULE_EXCLUDE),
-		         registry_count_tagged(&D.eng.reg));
+		         ts_ledger_count_tagged(&D.eng.ledger));
 		daemon_update_status(&D);
 		notify_ready();
 		run();
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 			log_info("stopping: restored %zu tasks", engine_restore_all(&D.eng));
 		else
 			log_info("stopping: restore_on_stop = no, %zu tags left in place",
-			         registry_count_tagged(&D.eng.reg));
+			         ts_ledger_count_tagged(&D.eng.ledger));
 		/* What is left (manual tags, failed restores) is adopted by the next start. */
 		daemon_persist(&D);
 	}
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	engine_free(&D.eng);
 	ts_config_free(D.cfg);
 	free(D.reload_error);
-	free(registry_path);
+	free(ledger_path);
 	loop_close(&D.loop);
 	return r == 0 ? 0 : 1;
 }

@@ -8,9 +8,10 @@
  *
  * Requests:  {"v":1,"cmd":"status"|"tasks"|"rules"|"reload"}
  *            {"v":1,"cmd":"explain","pid":N}
- *            {"v":1,"cmd":"tag"|"untag","pid":N,"thread":BOOL}
  * Responses: {"ok":true, ...command fields} or {"ok":false,"error":"message"}.
- * Changes (reload, tag, untag) are allowed for uid 0 and CAP_SYS_NICE holders only.
+ * The one change (reload) is allowed for uid 0 and CAP_SYS_NICE holders only. Tagging by hand is
+ * not a request: turboschedctl writes the clamp itself and records it in its ledger (ledger.h),
+ * which the daemon reads.
  */
 #ifndef TS_PROTO_H
 #define TS_PROTO_H
@@ -21,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ledger.h"
 #include "rules.h"
 
 #define TS_PROTO_VERSION 1
@@ -37,15 +39,12 @@ enum ts_cmd {
 	TS_CMD_EXPLAIN,
 	TS_CMD_RULES,
 	TS_CMD_RELOAD,
-	TS_CMD_TAG,
-	TS_CMD_UNTAG,
 	TS_CMD_COUNT,
 };
 
 struct ts_request {
 	enum ts_cmd cmd;
-	pid_t pid;   /* explain, tag, untag */
-	bool thread; /* tag, untag: pid is one thread */
+	pid_t pid; /* explain */
 };
 
 /* RUNSTATEDIR "/turboschedd/control". */
@@ -93,6 +92,23 @@ json_object *ts_response_error(const char *fmt, ...) __attribute__((format(print
  * it is not a protocol response.
  */
 int ts_response_check(json_object *resp, const char **err);
+
+/*
+ * Ledger entries on the wire ("tasks" reply, "registry" of explain): {"tid","tgid","starttime",
+ * "rule","how","since","util_min","util_max","min_lowered"}, where "how" is the owner's name and
+ * util_* and min_lowered the clamp the tag replaced.
+ */
+json_object *ts_ledger_entry_to_json(const struct ts_ledger_entry *e);
+/* The reverse; 0 or -EINVAL. out->rule points into o (ts_ledger_put() copies it). */
+int ts_ledger_entry_from_json(json_object *o, struct ts_ledger_entry *out);
+/*
+ * The "tasks" reply {"ok":true,"tasks":[entries...]}: the entries are written straight into the
+ * output when it is serialized (thousands never exist as json-c objects), so l must outlive the
+ * reply and not change before it is serialized. NULL when out of memory.
+ */
+json_object *ts_reply_tasks(const struct ts_ledger *l);
+/* Reads a "tasks" reply into l (appends; malformed entries are skipped). 0, -EPROTO or -ENOMEM. */
+int ts_reply_tasks_parse(json_object *resp, struct ts_ledger *l);
 
 /* The rule set as {"rules":[{name,kind,threads,comm[],cgroup[],user[],file,line}...]} fields. */
 json_object *ts_rules_to_json(const struct ts_ruleset *rs);

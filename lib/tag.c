@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* New threads may appear while we walk; re-list this many times at most to catch them. */
-#define MAX_PASSES 4
+#include "macro.h"
 
 void ts_tag_report_free(struct ts_tag_report *r)
 {
@@ -25,15 +24,8 @@ size_t ts_tag_report_count(const struct ts_tag_report *r, enum ts_tag_outcome o)
 
 static struct ts_tag_result *report_add(struct ts_tag_report *r)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct ts_tag_result *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (!ts_grow(&r->v, &r->cap, r->n))
+		return NULL;
 	return &r->v[r->n++];
 }
 
@@ -48,6 +40,8 @@ const char *ts_tag_outcome_str(enum ts_tag_outcome o)
 		return "exited";
 	case TS_TAG_REUSED:
 		return "pid-reused";
+	case TS_TAG_PENDING:
+		return "pending";
 	case TS_TAG_FAILED:
 	default:
 		return "failed";
@@ -71,47 +65,33 @@ static int same_task(pid_t tid, unsigned long long starttime)
 	return now == starttime;
 }
 
-/* Decides what untag writes: the recorded previous clamp, or the kernel defaults. */
-static void untag_target(pid_t tid, unsigned long long starttime, const struct ts_tag_opts *o,
-                         struct ts_tag_result *res)
+/* Decides what untag writes: the clamp handed over, or the kernel defaults. */
+static void untag_target(struct ts_tag_result *res)
 {
-	struct ts_state_entry *e = o->state ? ts_state_find(o->state, tid, starttime) : NULL;
-	struct ts_prev prev;
-
-	if (e) {
-		prev.util_min = e->util_min;
-		prev.util_max = e->util_max;
-		prev.min_lowered = e->min_lowered;
-		res->source = TS_PREV_STATE;
-	} else if (o->daemon_lookup && o->daemon_lookup(o->daemon_ctx, tid, starttime, &prev)) {
-		res->source = TS_PREV_DAEMON;
-	} else {
+	if (!res->restore_given) {
 		/* Reset both: util_min may have been lowered when tagging (RT tasks). */
-		res->source = TS_PREV_DEFAULT;
 		res->util_min = TS_UCLAMP_RESET;
 		res->util_max = TS_UCLAMP_RESET;
 		res->min_written = true;
 		return;
 	}
 	/* A record of util_max 0 would re-tag: the only sensible "previous" then is the default. */
-	res->util_max = prev.util_max == TS_JITTER_UTIL_MAX ? TS_UCLAMP_RESET : prev.util_max;
-	res->min_written = prev.min_lowered;
-	res->util_min = prev.util_min;
+	res->util_max =
+	    res->restore.util_max == TS_JITTER_UTIL_MAX ? TS_UCLAMP_RESET : res->restore.util_max;
+	res->min_written = res->restore.min_lowered;
+	res->util_min = res->restore.util_min;
 }
 
-enum ts_tag_outcome ts_tag_thread(enum ts_tag_op op, pid_t tgid, pid_t tid,
-                                  unsigned long long starttime, const struct ts_tag_opts *o,
-                                  struct ts_tag_result *res)
+enum ts_tag_outcome ts_tag_apply(enum ts_tag_op op, struct ts_tag_result *res)
 {
+	pid_t tid = res->tid;
+	unsigned long long starttime = res->starttime;
 	int r;
 
-	res->tid = tid;
-	res->tgid = tgid;
-	res->starttime = starttime;
+	if (res->outcome != TS_TAG_PENDING)
+		return res->outcome;
 	res->err = 0;
 	res->min_written = false;
-	res->source = TS_PREV_NONE;
-
 	r = ts_clamp_get(tid, &res->before);
 	if (r == -ESRCH)
 		return res->outcome = TS_TAG_VANISHED;
@@ -132,12 +112,9 @@ enum ts_tag_outcome ts_tag_thread(enum ts_tag_op op, pid_t tgid, pid_t tid,
 		/* util_min > util_max is refused (EINVAL): RT tasks default to util_min 1024. */
 		res->min_written = res->before.util_min > 0;
 	} else {
-		if (!ts_clamp_is_jitter(&res->before)) {
-			if (o->state)
-				ts_state_remove(o->state, tid, starttime); /* stale record */
+		if (!ts_clamp_is_jitter(&res->before))
 			return res->outcome = TS_TAG_UNCHANGED;
-		}
-		untag_target(tid, starttime, o, res);
+		untag_target(res);
 	}
 
 	r = ts_clamp_set(tid, res->min_written, res->util_min, res->util_max);
@@ -162,29 +139,24 @@ enum ts_tag_outcome ts_tag_thread(enum ts_tag_op op, pid_t tgid, pid_t tid,
 		return res->outcome = TS_TAG_REUSED;
 	}
 
-	if (o->state) {
-		if (op == TS_OP_TAG) {
-			struct ts_state_entry e = {
-			    .tid = tid,
-			    .starttime = starttime,
-			    .util_min = res->before.util_min,
-			    .util_max = res->before.util_max,
-			    .min_lowered = res->min_written,
-			};
-
-			if (ts_state_put(o->state, &e) < 0) {
-				res->err = ENOMEM;
-				return res->outcome =
-				           TS_TAG_APPLIED; /* applied, but not recorded */
-			}
-		} else {
-			ts_state_remove(o->state, tid, starttime);
-		}
-	}
 	return res->outcome = TS_TAG_APPLIED;
 fail:
 	res->err = -r;
 	return res->outcome = TS_TAG_FAILED;
+}
+
+enum ts_tag_outcome ts_tag_thread(enum ts_tag_op op, pid_t tgid, pid_t tid,
+                                  unsigned long long starttime, const struct ts_prev *restore,
+                                  struct ts_tag_result *res)
+{
+	res->tid = tid;
+	res->tgid = tgid;
+	res->starttime = starttime;
+	res->outcome = TS_TAG_PENDING;
+	res->restore_given = restore != NULL;
+	if (restore)
+		res->restore = *restore;
+	return ts_tag_apply(op, res);
 }
 
 static bool seen(const struct ts_tag_report *rep, size_t from, pid_t tid)
@@ -195,8 +167,8 @@ static bool seen(const struct ts_tag_report *rep, size_t from, pid_t tid)
 	return false;
 }
 
-static int do_one(enum ts_tag_op op, pid_t tgid, pid_t tid, const struct ts_tag_opts *o,
-                  struct ts_tag_report *rep)
+/* Appends the result for one listed thread, read but not applied. */
+static int list_one(pid_t tgid, pid_t tid, struct ts_tag_report *rep)
 {
 	struct ts_tag_result *res = report_add(rep);
 	struct ts_task t;
@@ -217,45 +189,58 @@ static int do_one(enum ts_tag_op op, pid_t tgid, pid_t tid, const struct ts_tag_
 		res->err = -r;
 		return 0;
 	}
-	ts_tag_thread(op, tgid, tid, t.starttime, o, res);
+	res->starttime = t.starttime;
+	res->outcome = TS_TAG_PENDING;
 	memcpy(res->comm, t.comm, sizeof(res->comm));
 	return 0;
 }
 
-int ts_tag_pid(enum ts_tag_op op, pid_t pid, const struct ts_tag_opts *o, struct ts_tag_report *rep)
+int ts_tag_walk_start(struct ts_tag_walk *w, pid_t pid, bool thread_only,
+                      const struct ts_tag_report *rep)
 {
-	struct ts_pidlist threads = {0};
 	struct ts_task leader;
-	size_t first = rep->n;
-	int r;
 
 	/* tgid 0: the argument may be any thread; its status says which process it belongs to. */
-	r = ts_task_read(0, pid, &leader);
+	int r = ts_task_read(0, pid, &leader);
 	if (r < 0)
 		return r;
-	if (o->thread_only)
-		return do_one(op, leader.tgid, pid, o, rep);
+	*w = (struct ts_tag_walk){
+	    .pid = pid, .tgid = leader.tgid, .thread_only = thread_only, .first = rep->n};
+	return 0;
+}
 
-	for (int pass = 0; pass < MAX_PASSES; pass++) {
-		size_t before = rep->n;
+int ts_tag_walk_next(struct ts_tag_walk *w, struct ts_tag_report *rep)
+{
+	size_t before = rep->n;
+	int r;
 
-		r = ts_list_threads(leader.tgid, &threads);
-		if (r == -ESRCH && rep->n > first)
-			break; /* the whole process exited during the walk */
-		if (r < 0)
-			goto out;
-		for (size_t i = 0; i < threads.n; i++) {
-			if (seen(rep, first, threads.v[i]))
-				continue;
-			r = do_one(op, leader.tgid, threads.v[i], o, rep);
-			if (r < 0)
-				goto out;
-		}
-		if (rep->n == before)
-			break; /* no thread appeared since the last listing */
+	if (w->pass >= (w->thread_only ? 1 : TS_TAG_PASSES))
+		return 0;
+	w->pass++;
+	if (w->thread_only) {
+		r = list_one(w->tgid, w->pid, rep);
+		return r < 0 ? r : (int)(rep->n - before);
 	}
-	r = 0;
-out:
+	struct ts_pidlist threads = {0};
+	r = ts_list_threads(w->tgid, &threads);
+	if (r == -ESRCH && rep->n > w->first)
+		r = 0; /* the whole process exited during the walk */
+	for (size_t i = 0; r == 0 && i < threads.n; i++)
+		if (!seen(rep, w->first, threads.v[i]))
+			r = list_one(w->tgid, threads.v[i], rep);
 	ts_pidlist_free(&threads);
+	return r < 0 ? r : (int)(rep->n - before);
+}
+
+int ts_tag_pid(enum ts_tag_op op, pid_t pid, bool thread_only, struct ts_tag_report *rep)
+{
+	struct ts_tag_walk w;
+	int r = ts_tag_walk_start(&w, pid, thread_only, rep);
+
+	while (r == 0 && (r = ts_tag_walk_next(&w, rep)) > 0) {
+		for (size_t i = rep->n - (size_t)r; i < rep->n; i++)
+			ts_tag_apply(op, &rep->v[i]);
+		r = 0;
+	}
 	return r;
 }

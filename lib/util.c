@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "util.h"
 
+#include <stdint.h>
+
+#include "macro.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -165,4 +169,21 @@ const char *ts_file_kind(mode_t m)
 	       : S_ISCHR(m)  ? "a character device"
 	       : S_ISBLK(m)  ? "a block device"
 	                     : "an unknown kind of file";
+}
+
+bool ts_grow_array(void **v, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	if (ncap <= n)
+		ncap = n + 1;
+	if (ncap > SIZE_MAX / sz)
+		return false;
+	void *nv = realloc(*v, ncap * sz);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = ncap;
+	return true;
 }

@@ -5,7 +5,7 @@
  *    does (ts_frame_complete() with the request limit), each payload parsed by
  *    ts_request_parse(); a request that parses must survive a round trip unchanged;
  *  - turboschedctl's side: the bytes are a response payload (ts_response_decode()), walked the
- *    way the CLI reads the daemon's registry (cli/daemon.c).
+ *    way the CLI reads the daemon's ledger (lib/proto).
  * Any bytes must give a request, a response or a clear refusal: never a crash, leak, hang or
  * out-of-bounds access. Build with -Dfuzz=true and CC=clang; run tests/fuzz/run.
  */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "client.h"
 #include "proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,8 +33,7 @@ static void check_request(const char *payload, size_t len)
 	}
 	if ((unsigned)req.cmd >= TS_CMD_COUNT)
 		abort();
-	bool takes_pid =
-	    req.cmd == TS_CMD_EXPLAIN || req.cmd == TS_CMD_TAG || req.cmd == TS_CMD_UNTAG;
+	bool takes_pid = req.cmd == TS_CMD_EXPLAIN;
 	if (takes_pid ? req.pid <= 0 : req.pid != 0)
 		abort();
 	/* What the daemon understood is what a well-behaved client would have sent. */
@@ -42,8 +41,7 @@ static void check_request(const char *payload, size_t len)
 	size_t n;
 	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &n);
 	if (ts_request_parse(s, n, &again, err, sizeof(err)) < 0 || again.cmd != req.cmd ||
-	    again.pid != req.pid ||
-	    ((req.cmd == TS_CMD_TAG || req.cmd == TS_CMD_UNTAG) && again.thread != req.thread))
+	    again.pid != req.pid)
 		abort();
 	json_object_put(o);
 }
@@ -73,12 +71,12 @@ static void check_response(const uint8_t *data, size_t size)
 	int r = ts_response_check(resp, &err);
 	if (r < 0 || (r == 1 && !err))
 		abort();
-	struct daemon_registry reg;
-	struct ts_prev prev;
-	daemon_registry_from_json(&reg, resp); /* takes resp */
+	struct ts_ledger l = {0};
+	(void)ts_reply_tasks_parse(resp, &l); /* the "tasks" reply as turboschedctl types it */
 	for (pid_t tid = 1; tid < 4; tid++)
-		(void)daemon_registry_rule(&reg, tid, 0, &prev);
-	daemon_registry_free(&reg);
+		(void)ts_ledger_find(&l, tid);
+	ts_ledger_free(&l);
+	json_object_put(resp);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

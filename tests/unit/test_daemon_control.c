@@ -625,8 +625,8 @@ END_TEST
  */
 START_TEST(test_userns_peer_refused)
 {
-	static const char *const reqs[] = {"{\"v\":1,\"cmd\":\"reload\"}",
-	                                   "{\"v\":1,\"cmd\":\"tag\",\"pid\":1}"};
+	/* (A "tag" request was tried here too; tagging by hand is no longer a request.) */
+	static const char *const reqs[] = {"{\"v\":1,\"cmd\":\"reload\"}"};
 	int p[2];
 	if (geteuid() != 0) {
 		/* Without root the child cannot be another user, and the daemon's own uid may. */
@@ -674,7 +674,7 @@ START_TEST(test_userns_peer_refused)
 		ck_assert_int_eq(handled, 0);
 		ck_assert_ptr_nonnull(strstr(last_log, "(uid 65534)"));
 	}
-	ck_assert_uint_eq(ctl.st.refused, 2);
+	ck_assert_uint_eq(ctl.st.refused, 1);
 }
 END_TEST
 

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "engine.h"
+#include "commands.h"
 #include "helpers.h"
 #include "log.h"
 #include "procconn.h"
@@ -59,9 +60,20 @@ static void task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st)
 	fake_add(tid, 0, 0, 1024);
 }
 
-static struct reg_entry *reg(pid_t tid)
+/* turboschedctl itself (cli_main), on the same fake /proc and syscalls; no daemon to ask. */
+static int ctl(const char *cmd, const char *pid)
 {
-	return registry_find(&eng.reg, tid);
+	char *argv[] = {"turboschedctl", "--socket",  "/nonexistent/control",
+	                (char *)cmd,     (char *)pid, NULL};
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = cli_main(5, argv, devnull, devnull);
+	fclose(devnull);
+	return rc;
+}
+
+static struct ts_ledger_entry *reg(pid_t tid)
+{
+	return ts_ledger_find(&eng.ledger, tid);
 }
 
 START_TEST(test_scan_tags_matching_processes)
@@ -74,14 +86,14 @@ START_TEST(test_scan_tags_matching_processes)
 	ck_assert_uint_eq(fake_get(101)->util_max, 0);
 	ck_assert_uint_eq(fake_get(200)->util_max, 1024);
 	ck_assert_int_eq(fake.nset, 2);
-	struct reg_entry *e = reg(101);
+	struct ts_ledger_entry *e = reg(101);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_str_eq(e->rule, "janitor");
-	ck_assert_int_eq(e->how, REG_RULE);
+	ck_assert_int_eq(e->owner, TS_OWNER_RULE);
 	ck_assert_uint_eq(e->prev.util_max, 1024);
 	ck_assert_uint_eq(e->starttime, 11);
 	ck_assert_ptr_null(reg(200));
-	ck_assert_uint_eq(registry_count_tagged(&eng.reg), 2);
+	ck_assert_uint_eq(ts_ledger_count_tagged(&eng.ledger), 2);
 	/* A second scan changes nothing. */
 	engine_scan(&eng);
 	ck_assert_int_eq(fake.nset, 2);
@@ -173,9 +185,9 @@ START_TEST(test_fork_inherits_and_exec_restores)
 	tree_add_task(700, 700, "logrotate", 70, 0, 1000);
 	fake_add(700, 0, 0, 0);
 	engine_on_fork(&eng, 100, 100, 700, 700);
-	struct reg_entry *e = reg(700);
+	struct ts_ledger_entry *e = reg(700);
 	ck_assert_ptr_nonnull(e);
-	ck_assert_int_eq(e->how, REG_INHERITED);
+	ck_assert_int_eq(e->owner, TS_OWNER_INHERITED);
 	ck_assert_uint_eq(e->prev.util_max, 1024);
 	/* The child execs gzip: that tag is ours to undo. */
 	tree_add_task(700, 700, "gzip", 70, 0, 1000);
@@ -203,7 +215,7 @@ START_TEST(test_scan_claims_inherited_after_lost_fork)
 	engine_scan(&eng);
 	ck_assert_uint_eq(fake_get(800)->util_max, 1024);
 	ck_assert_ptr_null(reg(800));
-	ck_assert_int_eq(reg(801)->how, REG_INHERITED);
+	ck_assert_int_eq(reg(801)->owner, TS_OWNER_INHERITED);
 	ck_assert_uint_eq(fake_get(802)->util_max, 0);
 	ck_assert_ptr_null(reg(802));
 }
@@ -333,7 +345,7 @@ START_TEST(test_restore_all_only_ours)
 	ck_assert_uint_eq(engine_restore_all(&eng), 1);
 	ck_assert_uint_eq(fake_get(100)->util_max, TS_UCLAMP_MAX_VALUE);
 	ck_assert_uint_eq(fake_get(200)->util_max, 0);
-	ck_assert_uint_eq(eng.reg.n, 0);
+	ck_assert_uint_eq(eng.ledger.n, 0);
 }
 END_TEST
 
@@ -352,19 +364,21 @@ START_TEST(test_manual_untag_sticks)
 {
 	task(100, 100, "logrotate", 10);
 	engine_scan(&eng);
-	struct ts_tag_report rep = {0};
-	ck_assert_int_eq(engine_manual(&eng, false, 100, false, &rep), 0);
-	ts_tag_report_free(&rep);
+	ck_assert_int_eq(reg(100)->owner, TS_OWNER_RULE);
+	ck_assert_int_eq(ctl("untag", "100"), 0);
 	ck_assert_uint_eq(fake_get(100)->util_max, 1024);
-	ck_assert_int_eq(reg(100)->how, REG_MANUAL_UNTAG);
 	engine_scan(&eng); /* the rule still matches, but the admin said no */
+	ck_assert_int_eq(ts_ledger_get(&eng.manual, 100, 10)->owner, TS_OWNER_UNTAGGED);
 	ck_assert_uint_eq(fake_get(100)->util_max, 1024);
-	ck_assert_uint_eq(registry_count_tagged(&eng.reg), 0);
+	/* and the daemon no longer counts it as its own */
+	ck_assert_ptr_null(reg(100));
+	ck_assert_uint_eq(ts_ledger_count_tagged(&eng.ledger), 0);
 	/* A manual tag is recorded and survives stop. */
 	task(200, 200, "other", 20);
-	ck_assert_int_eq(engine_manual(&eng, true, 200, false, &rep), 0);
-	ts_tag_report_free(&rep);
-	ck_assert_int_eq(reg(200)->how, REG_MANUAL_TAG);
+	ck_assert_int_eq(ctl("tag", "200"), 0);
+	engine_scan(&eng);
+	ck_assert_int_eq(ts_ledger_get(&eng.manual, 200, 20)->owner, TS_OWNER_MANUAL);
+	ck_assert_ptr_null(reg(200));
 	ck_assert_uint_eq(engine_restore_all(&eng), 0);
 	ck_assert_uint_eq(fake_get(200)->util_max, 0);
 }
@@ -623,7 +637,7 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 	task(100, 100, "logrotate", 10);
 	task(200, 200, "bash", 20);
 	engine_scan(&d.eng);
-	ck_assert_uint_eq(registry_count_tagged(&d.eng.reg), 1);
+	ck_assert_uint_eq(ts_ledger_count_tagged(&d.eng.ledger), 1);
 
 	script = calloc(4 * N + 4, sizeof(*script));
 	script_n = script_pos = 0;
@@ -659,7 +673,7 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 	for (int i = 0; i < 2 * N; i++) {
 		pid_t c = FIRST + i;
 		struct fake_task *ft = fake_get(c);
-		struct reg_entry *e = registry_find(&d.eng.reg, c);
+		struct ts_ledger_entry *e = ts_ledger_find(&d.eng.ledger, c);
 		if (!ft) {
 			ck_assert_msg(e == NULL, "task %d exited but is still recorded", c);
 			continue;
@@ -672,7 +686,7 @@ START_TEST(test_fork_storm_overrun_misses_nothing)
 		ck_assert_uint_eq(e->prev.util_max, 1024);
 	}
 	ck_assert_uint_eq(live, 2 * N - 100);
-	ck_assert_uint_eq(registry_count_tagged(&d.eng.reg), live + 1);
+	ck_assert_uint_eq(ts_ledger_count_tagged(&d.eng.ledger), live + 1);
 	ck_assert_uint_eq(d.eng.st.failures, 0);
 	/* And all of it comes back on stop. */
 	ck_assert_uint_eq(engine_restore_all(&d.eng), live + 1);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Kernel feature probing, debugfs counters, /proc/stat busy sampling, the manual-tag state file. */
+/* Kernel feature probing, debugfs counters, /proc/stat busy sampling. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "helpers.h"
 #include "kernel.h"
-#include "tag_state.h"
 #include "util.h"
 
 START_TEST(counters_generic)
@@ -98,71 +97,6 @@ START_TEST(cpustat_busy)
 }
 END_TEST
 
-START_TEST(state_corrupt_and_roundtrip)
-{
-	struct ts_tag_state s, s2;
-	struct ts_state_entry e = {
-	    .tid = 77, .starttime = 5, .util_min = 1024, .util_max = 1024, .min_lowered = true};
-
-	tree_new();
-	/* missing file: empty, and said so */
-	ck_assert_int_eq(ts_state_load(&s, true), 0);
-	ck_assert(s.missing);
-	ck_assert_uint_eq(s.n, 0);
-	ck_assert_int_eq(ts_state_put(&s, &e), 0);
-	e.tid = 78;
-	e.min_lowered = false;
-	e.util_min = 0;
-	ck_assert_int_eq(ts_state_put(&s, &e), 0);
-	ck_assert_int_eq(ts_state_save(&s), 0);
-	ts_state_close(&s);
-
-	ck_assert_int_eq(ts_state_load(&s2, false), 0);
-	ck_assert(!s2.missing);
-	ck_assert_uint_eq(s2.n, 2);
-	ck_assert_ptr_nonnull(ts_state_find(&s2, 77, 5));
-	ck_assert(ts_state_find(&s2, 77, 5)->min_lowered);
-	ck_assert_uint_eq(ts_state_find(&s2, 77, 5)->util_min, 1024);
-	ck_assert_ptr_null(ts_state_find(&s2, 77, 6)); /* same TID, other start time */
-	ck_assert(ts_state_remove(&s2, 77, 5));
-	ck_assert(!ts_state_remove(&s2, 77, 5));
-	ts_state_close(&s2);
-
-	/* corrupt lines are skipped and counted; a cut-off last line too */
-	tree_write(
-	    "run/turbosched/manual-tags",
-	    "# header\n10 20 0 1024 0\ngarbage\n11 21 0 5000 0\n12 22 0 1024 2\n13 23 0 1024 1 x\n"
-	    "14 24 0 10");
-	ck_assert_int_eq(ts_state_load(&s, false), 0);
-	ck_assert_uint_eq(s.n, 1);
-	ck_assert_uint_eq(s.bad_lines, 5);
-	ck_assert_int_eq(s.v[0].tid, 10);
-	ts_state_close(&s);
-	tree_free();
-}
-END_TEST
-
-START_TEST(state_prune)
-{
-	struct ts_tag_state s = {.lock_fd = -1};
-	struct ts_state_entry e = {.tid = 300, .starttime = 9, .util_max = 1024};
-
-	tree_new();
-	tree_add_task(300, 300, "alive", 9, 0, 0);
-	tree_add_task(301, 301, "reused", 99, 0, 0);
-	ts_state_put(&s, &e);
-	e.tid = 301; /* recorded start time 9, the task now there started at 99 */
-	ts_state_put(&s, &e);
-	e.tid = 302; /* gone */
-	ts_state_put(&s, &e);
-	ck_assert_uint_eq(ts_state_prune(&s), 2);
-	ck_assert_uint_eq(s.n, 1);
-	ck_assert_int_eq(s.v[0].tid, 300);
-	ts_state_close(&s);
-	tree_free();
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("kernel");
@@ -172,8 +106,6 @@ int main(void)
 	tcase_add_test(tc, probe_fixture);
 	tcase_add_test(tc, probe_plain_kernel);
 	tcase_add_test(tc, cpustat_busy);
-	tcase_add_test(tc, state_corrupt_and_roundtrip);
-	tcase_add_test(tc, state_prune);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -47,21 +47,17 @@ static void roundtrip(const struct ts_request *in)
 	ck_assert_int_eq(ts_request_parse(s, strlen(s), &out, err, sizeof(err)), 0);
 	ck_assert_int_eq(out.cmd, in->cmd);
 	ck_assert_int_eq(out.pid, in->pid);
-	ck_assert_int_eq(out.thread, in->thread);
 	json_object_put(o);
 }
 
 START_TEST(test_request_roundtrip)
 {
 	for (int c = 0; c < TS_CMD_COUNT; c++) {
-		bool pid = c == TS_CMD_EXPLAIN || c == TS_CMD_TAG || c == TS_CMD_UNTAG;
-		bool thr = c == TS_CMD_TAG || c == TS_CMD_UNTAG;
-		struct ts_request r = {(enum ts_cmd)c, pid ? 4242 : 0, thr};
+		bool pid = c == TS_CMD_EXPLAIN;
+		struct ts_request r = {(enum ts_cmd)c, pid ? 4242 : 0};
 		roundtrip(&r);
 	}
 	ck_assert(ts_cmd_is_change(TS_CMD_RELOAD));
-	ck_assert(ts_cmd_is_change(TS_CMD_TAG));
-	ck_assert(ts_cmd_is_change(TS_CMD_UNTAG));
 	ck_assert(!ts_cmd_is_change(TS_CMD_EXPLAIN));
 	ck_assert(!ts_cmd_is_change(TS_CMD_STATUS));
 	ck_assert_str_eq(ts_cmd_name(TS_CMD_EXPLAIN), "explain");
@@ -93,10 +89,12 @@ START_TEST(test_request_malformed)
 	bad("{\"v\":1,\"cmd\":\"st\xff\xfe\xc3x\"}", "unknown command 'st???x'");
 	bad("{\"v\":1,\"cmd\":\"explain\"}", "'pid' must be a positive integer");
 	bad("{\"v\":1,\"cmd\":\"explain\",\"pid\":0}", "'pid' must be a positive integer");
-	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":-3}", "'pid' must be a positive integer");
-	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":\"12\"}", "'pid' must be a positive integer");
-	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":99999999999}", "'pid' must be a positive integer");
-	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":5,\"thread\":1}", "'thread' must be true or false");
+	bad("{\"v\":1,\"cmd\":\"explain\",\"pid\":-3}", "'pid' must be a positive integer");
+	bad("{\"v\":1,\"cmd\":\"explain\",\"pid\":\"12\"}", "'pid' must be a positive integer");
+	bad("{\"v\":1,\"cmd\":\"explain\",\"pid\":99999999999}",
+	    "'pid' must be a positive integer");
+	/* Tagging by hand is turboschedctl's own (lib/ledger.h): no longer a request. */
+	bad("{\"v\":1,\"cmd\":\"tag\",\"pid\":5,\"thread\":true}", "unknown command 'tag'");
 	/* A payload with an embedded NUL is not silently cut short. */
 	struct ts_request r;
 	char err[64];
@@ -230,7 +228,7 @@ static void reap(pid_t pid)
 START_TEST(test_client_call)
 {
 	pid_t pid = serve(NULL, 0, true);
-	struct ts_request r = {TS_CMD_EXPLAIN, 77, false};
+	struct ts_request r = {TS_CMD_EXPLAIN, 77};
 	json_object *resp = NULL;
 	ck_assert_int_eq(ts_proto_call(sockpath, &r, 2000, &resp), 0);
 	json_object *req;
@@ -244,7 +242,7 @@ END_TEST
 
 START_TEST(test_client_errors)
 {
-	struct ts_request r = {TS_CMD_STATUS, 0, false};
+	struct ts_request r = {TS_CMD_STATUS, 0};
 	json_object *resp = NULL;
 	ck_assert_int_eq(ts_proto_call("/nonexistent/control", &r, 500, &resp), -ENOENT);
 	ck_assert_ptr_null(resp);

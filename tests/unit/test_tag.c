@@ -2,6 +2,7 @@
 /* sched_attr encoding and the tag/untag walk, through the fake syscall layer on a temporary tree.
  */
 #include <check.h>
+#include <string.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -75,9 +76,8 @@ END_TEST
 
 START_TEST(tag_process_all_threads_and_untag_restores)
 {
-	struct ts_tag_state st = {.lock_fd = -1};
-	struct ts_tag_opts o = {.state = &st};
-	struct ts_tag_report rep = {0};
+	struct ts_tag_report rep = {0}, tagged = {0};
+	struct ts_tag_walk w;
 
 	tree_add_task(100, 100, "main", 1000, 0, 0);
 	tree_add_task(100, 101, "worker", 1001, 1, 0);
@@ -86,7 +86,7 @@ START_TEST(tag_process_all_threads_and_untag_restores)
 	fake_add(101, SCHED_OTHER, 0, 512);
 	fake_add(102, SCHED_FIFO, 1024, 1024);
 
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 100, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 100, false, &rep), 0);
 	ck_assert_uint_eq(rep.n, 3);
 	ck_assert_uint_eq(ts_tag_report_count(&rep, TS_TAG_APPLIED), 3);
 	ck_assert_uint_eq(fake_get(100)->util_max, 0);
@@ -99,36 +99,45 @@ START_TEST(tag_process_all_threads_and_untag_restores)
 	ck_assert_str_eq(rep.v[2].comm, "rt worker");
 	/* the policy is never changed */
 	ck_assert_uint_eq(fake_get(102)->policy, SCHED_FIFO);
-	ck_assert_uint_eq(st.n, 3);
+	tagged = rep; /* the caller's record of what the tags replaced */
+	memset(&rep, 0, sizeof(rep));
 
 	/* tagging again changes nothing */
-	ts_tag_report_free(&rep);
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 100, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 100, false, &rep), 0);
 	ck_assert_uint_eq(ts_tag_report_count(&rep, TS_TAG_UNCHANGED), 3);
 
+	/* untag restores what the caller hands over for each thread */
 	ts_tag_report_free(&rep);
-	ck_assert_int_eq(ts_tag_pid(TS_OP_UNTAG, 100, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_walk_start(&w, 100, false, &rep), 0);
+	ck_assert_int_eq(ts_tag_walk_next(&w, &rep), 3);
+	for (size_t i = 0; i < rep.n; i++) {
+		const struct ts_tag_result *t = &tagged.v[i];
+		ck_assert_int_eq(rep.v[i].tid, t->tid);
+		rep.v[i].restore_given = true;
+		rep.v[i].restore =
+		    (struct ts_prev){t->before.util_min, t->before.util_max, t->min_written};
+		ts_tag_apply(TS_OP_UNTAG, &rep.v[i]);
+	}
+	ck_assert_int_eq(ts_tag_walk_next(&w, &rep), 0); /* no thread appeared meanwhile */
 	ck_assert_uint_eq(ts_tag_report_count(&rep, TS_TAG_APPLIED), 3);
 	ck_assert_uint_eq(fake_get(101)->util_max, 512); /* the recorded value, not the default */
 	ck_assert_uint_eq(fake_get(102)->util_min, 1024);
 	ck_assert_uint_eq(fake_get(102)->util_max, 1024);
-	ck_assert_int_eq(rep.v[1].source, TS_PREV_STATE);
-	ck_assert_uint_eq(st.n, 0);
+	ck_assert(rep.v[1].restore_given);
 	ts_tag_report_free(&rep);
-	ts_state_close(&st);
+	ts_tag_report_free(&tagged);
 }
 END_TEST
 
 START_TEST(untag_without_record_resets_defaults)
 {
-	struct ts_tag_opts o = {0};
 	struct ts_tag_report rep = {0};
 
 	tree_add_task(200, 200, "ext", 5, 0, 0);
 	fake_add(200, SCHED_RR, 0, 0); /* tagged by someone else, e.g. uclampset -M 0 */
-	ck_assert_int_eq(ts_tag_pid(TS_OP_UNTAG, 200, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_UNTAG, 200, false, &rep), 0);
 	ck_assert_int_eq(rep.v[0].outcome, TS_TAG_APPLIED);
-	ck_assert_int_eq(rep.v[0].source, TS_PREV_DEFAULT);
+	ck_assert(!rep.v[0].restore_given);
 	ck_assert_uint_eq(fake.last.sched_util_max, TS_UCLAMP_RESET);
 	ck_assert_uint_eq(fake.last.sched_util_min, TS_UCLAMP_RESET);
 	ck_assert_uint_eq(fake_get(200)->util_max, 1024);
@@ -137,27 +146,17 @@ START_TEST(untag_without_record_resets_defaults)
 }
 END_TEST
 
-static bool daemon_has(void *ctx, pid_t tid, unsigned long long st, struct ts_prev *p)
+START_TEST(untag_restores_handed_clamp)
 {
-	if (tid != 210 || st != 6)
-		return false;
-	p->util_min = 0;
-	p->util_max = 300;
-	p->min_lowered = false;
-	return true;
-}
-
-START_TEST(untag_uses_daemon_record)
-{
-	struct ts_tag_opts o = {.daemon_lookup = daemon_has};
-	struct ts_tag_report rep = {0};
+	struct ts_prev daemon_record = {.util_min = 0, .util_max = 300};
+	struct ts_tag_result res;
 
 	tree_add_task(210, 210, "d", 6, 0, 0);
 	fake_add(210, SCHED_OTHER, 0, 0);
-	ck_assert_int_eq(ts_tag_pid(TS_OP_UNTAG, 210, &o, &rep), 0);
-	ck_assert_int_eq(rep.v[0].source, TS_PREV_DAEMON);
+	ck_assert_int_eq(ts_tag_thread(TS_OP_UNTAG, 210, 210, 6, &daemon_record, &res),
+	                 TS_TAG_APPLIED);
+	ck_assert(res.restore_given);
 	ck_assert_uint_eq(fake_get(210)->util_max, 300);
-	ts_tag_report_free(&rep);
 }
 END_TEST
 
@@ -172,7 +171,6 @@ static void vanish_301(pid_t tid)
 
 START_TEST(thread_vanishes_mid_walk)
 {
-	struct ts_tag_opts o = {0};
 	struct ts_tag_report rep = {0};
 
 	tree_add_task(300, 300, "a", 1, 0, 0);
@@ -182,7 +180,7 @@ START_TEST(thread_vanishes_mid_walk)
 	fake_add(301, SCHED_OTHER, 0, 1024);
 	fake_add(302, SCHED_OTHER, 0, 1024);
 	fake.before_get = vanish_301;
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 300, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 300, false, &rep), 0);
 	ck_assert_uint_eq(rep.n, 3);
 	ck_assert_int_eq(rep.v[1].outcome, TS_TAG_VANISHED);
 	ck_assert_uint_eq(ts_tag_report_count(&rep, TS_TAG_APPLIED), 2);
@@ -201,8 +199,6 @@ static void reuse_401(pid_t tid)
 
 START_TEST(pid_reuse_is_detected_and_reverted)
 {
-	struct ts_tag_state st = {.lock_fd = -1};
-	struct ts_tag_opts o = {.state = &st};
 	struct ts_tag_report rep = {0};
 
 	tree_add_task(400, 400, "a", 1, 0, 0);
@@ -210,26 +206,23 @@ START_TEST(pid_reuse_is_detected_and_reverted)
 	fake_add(400, SCHED_OTHER, 0, 1024);
 	fake_add(401, SCHED_OTHER, 0, 1024);
 	fake.after_set = reuse_401;
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 400, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 400, false, &rep), 0);
 	ck_assert_int_eq(rep.v[1].outcome, TS_TAG_REUSED);
-	/* the stranger is not left tagged, and nothing is recorded for it */
+	/* the stranger is not left tagged, and only the real tag is one a caller would record */
 	ck_assert_uint_eq(fake_get(401)->util_max, 1024);
-	ck_assert_ptr_null(ts_state_find(&st, 401, 2));
-	ck_assert_ptr_nonnull(ts_state_find(&st, 400, 1));
+	ck_assert_int_eq(rep.v[0].outcome, TS_TAG_APPLIED);
 	ts_tag_report_free(&rep);
-	ts_state_close(&st);
 }
 END_TEST
 
 START_TEST(stale_identity_before_write)
 {
-	struct ts_tag_opts o = {0};
 	struct ts_tag_result res;
 
 	/* the caller saw start time 7, the TID now holds a task started at 8: not touched */
 	tree_add_task(500, 500, "new", 8, 0, 0);
 	fake_add(500, SCHED_OTHER, 0, 1024);
-	ck_assert_int_eq(ts_tag_thread(TS_OP_TAG, 500, 500, 7, &o, &res), TS_TAG_VANISHED);
+	ck_assert_int_eq(ts_tag_thread(TS_OP_TAG, 500, 500, 7, NULL, &res), TS_TAG_VANISHED);
 	ck_assert_int_eq(fake.nset, 0);
 	ck_assert_uint_eq(fake_get(500)->util_max, 1024);
 }
@@ -237,7 +230,6 @@ END_TEST
 
 START_TEST(errors_per_thread)
 {
-	struct ts_tag_opts o = {.thread_only = true};
 	struct ts_tag_report rep = {0};
 
 	tree_add_task(600, 600, "a", 1, 0, 0);
@@ -245,7 +237,7 @@ START_TEST(errors_per_thread)
 	fake_add(600, SCHED_OTHER, 0, 1024);
 	fake_add(601, SCHED_OTHER, 0, 1024)->set_errno = EPERM;
 	/* --thread: only 601, which fails with EPERM */
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 601, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 601, true, &rep), 0);
 	ck_assert_uint_eq(rep.n, 1);
 	ck_assert_int_eq(rep.v[0].tid, 601);
 	ck_assert_int_eq(rep.v[0].tgid, 600);
@@ -254,10 +246,10 @@ START_TEST(errors_per_thread)
 	ck_assert_uint_eq(fake_get(600)->util_max, 1024);
 	fake_get(601)->set_errno = EOPNOTSUPP;
 	ts_tag_report_free(&rep);
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 601, &o, &rep), 0);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 601, true, &rep), 0);
 	ck_assert_int_eq(rep.v[0].err, EOPNOTSUPP);
 	ts_tag_report_free(&rep);
-	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 999, &o, &rep), -ESRCH);
+	ck_assert_int_eq(ts_tag_pid(TS_OP_TAG, 999, true, &rep), -ESRCH);
 	ck_assert_uint_eq(rep.n, 0);
 }
 END_TEST
@@ -273,7 +265,7 @@ int main(void)
 	tcase_add_test(tc, strerror_messages);
 	tcase_add_test(tc, tag_process_all_threads_and_untag_restores);
 	tcase_add_test(tc, untag_without_record_resets_defaults);
-	tcase_add_test(tc, untag_uses_daemon_record);
+	tcase_add_test(tc, untag_restores_handed_clamp);
 	tcase_add_test(tc, thread_vanishes_mid_walk);
 	tcase_add_test(tc, pid_reuse_is_detected_and_reverted);
 	tcase_add_test(tc, stale_identity_before_write);
