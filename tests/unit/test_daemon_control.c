@@ -25,6 +25,7 @@
 #include "helpers.h"
 #include "log.h"
 #include "privs.h"
+#include "socket_client.h"
 #include "util.h"
 
 static struct loop loop;
