@@ -11,19 +11,13 @@
 #include <unistd.h>
 
 #include "macro.h"
-
-static long long now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
+#include "util.h"
 
 /* Waits for fd to become ready for events before the deadline. 0 or -ETIMEDOUT/-errno. */
 static int wait_fd(int fd, short events, long long deadline)
 {
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - ts_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = {.fd = fd, .events = events};
@@ -81,7 +75,7 @@ int ts_proto_call(const char *path, const struct ts_request *req, int timeout_ms
                   json_object **resp)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = ts_now_ms() + timeout_ms;
 	uint8_t hdr[TS_PROTO_HDR_LEN];
 	_cleanup_free_ uint8_t *out = NULL, *in = NULL;
 	_cleanup_(json_object_putp) json_object *jr = NULL;
