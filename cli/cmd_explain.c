@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "errors.h"
 #include "config.h"
 #include "client.h"
 #include "output.h"
@@ -89,12 +90,6 @@ static void explain_owner_manual(const struct cli_opts *o, pid_t pid, struct ts_
 	}
 }
 
-static int usage(const struct cli_opts *o)
-{
-	fprintf(o->err, "Usage: turboschedctl explain [--config FILE] PID\n");
-	return CLI_EXIT_USAGE;
-}
-
 int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
@@ -108,11 +103,11 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
 		if (c != 'c')
-			return usage(o);
+			return cli_usage(o->err, "explain [--config FILE] PID");
 		config = optarg;
 	}
 	if (optind != argc - 1 || ts_parse_pid(argv[optind], &pid) < 0)
-		return usage(o);
+		return cli_usage(o->err, "explain [--config FILE] PID");
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
 	struct ts_config *cfg;
@@ -131,7 +126,7 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 		r = ts_reply_explain_parse(resp, &e);
 	}
 	if (r < 0) {
-		fprintf(o->err, "turboschedctl: explain %d: %s\n", (int)pid,
+		cli_err(o->err, "explain %d: %s", (int)pid,
 		        r == -ESRCH    ? "no such process or thread"
 		        : r == -EPROTO ? ts_proto_strerror(r)
 		                       : strerror(-r));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errors.h"
 #include "config.h"
 #include "client.h"
 #include "output.h"
@@ -56,16 +57,12 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
-		if (c != 'c') {
-			fprintf(o->err, "Usage: turboschedctl rules [--config FILE]\n");
-			return CLI_EXIT_USAGE;
-		}
+		if (c != 'c')
+			return cli_usage(o->err, "rules [--config FILE]");
 		config = optarg;
 	}
-	if (optind < argc) {
-		fprintf(o->err, "Usage: turboschedctl rules [--config FILE]\n");
-		return CLI_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return cli_usage(o->err, "rules [--config FILE]");
 
 	struct ts_config *cfg;
 	struct ts_rules_reply rr = {0};
@@ -75,7 +72,7 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 		rr.rules = cfg->rules;
 		rr.from_config = true;
 	} else if (ts_reply_rules_parse(resp, &rr) < 0) {
-		fprintf(o->err, "turboschedctl: %s\n", ts_proto_strerror(-EPROTO));
+		cli_err(o->err, "%s", ts_proto_strerror(-EPROTO));
 		ts_rules_reply_free(&rr);
 		json_object_put(resp);
 		return CLI_EXIT_FAILURE;

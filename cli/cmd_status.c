@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "errors.h"
 #include "client.h"
 #include "kernel.h"
 #include "output.h"
@@ -168,8 +169,8 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 		switch (c) {
 		case 's':
 			if (ts_parse_ll(optarg, &v) < 0 || v < 0 || v > 10000) {
-				fprintf(o->err,
-				        "turboschedctl: --sample takes milliseconds, 0..10000\n");
+				cli_err(o->err, "--sample takes milliseconds, 0..10000, not '%s'",
+				        optarg);
 				return CLI_EXIT_USAGE;
 			}
 			*ms = (long)v;
@@ -181,13 +182,11 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 			        DEFAULT_SAMPLE_MS);
 			return -1;
 		default:
-			fprintf(o->err, "turboschedctl: unknown option '%s' for status\n",
-			        argv[optind - 1]);
-			return CLI_EXIT_USAGE;
+			return cli_unknown_option(o->err, "status", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
-		fprintf(o->err, "turboschedctl: status takes no arguments\n");
+		cli_err(o->err, "status takes no arguments");
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
@@ -364,7 +363,7 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 		sample_busy(&topo, ms, cv);
 	r = jitter_scan(topo_err == 0 ? &topo : NULL, NULL, NULL, &jl);
 	if (r < 0) {
-		fprintf(opts->err, "turboschedctl: cannot list tasks: %s\n", strerror(-r));
+		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < jl.n; i++)

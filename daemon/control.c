@@ -71,15 +71,26 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 	return c->handler(c->ctx, &req, &cl->peer);
 }
 
+/*
+ * After a failed recv() or send(): true to try again at once (EINTR); else false, the client
+ * closed unless the socket only has nothing to give or take now (EAGAIN, the loop comes back).
+ */
+static bool retry_io(struct control_client *cl)
+{
+	if (errno == EINTR)
+		return true;
+	if (errno != EAGAIN)
+		client_close(cl);
+	return false;
+}
+
 static void client_read(struct control_client *cl)
 {
 	for (;;) {
 		ssize_t n = recv(cl->fd, cl->in + cl->inlen, IN_CAP - cl->inlen, 0);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (retry_io(cl))
 				continue;
-			if (errno != EAGAIN)
-				client_close(cl);
 			return;
 		}
 		if (n == 0) {
@@ -108,10 +119,8 @@ static void client_write(struct control_client *cl)
 		ssize_t n =
 		    send(cl->fd, cl->out + cl->outoff, cl->outlen - cl->outoff, MSG_NOSIGNAL);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (retry_io(cl))
 				continue;
-			if (errno != EAGAIN)
-				client_close(cl);
 			return;
 		}
 		cl->outoff += (size_t)n;
