@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "errors.h"
 #include "client.h"
 
 #include <errno.h>
@@ -39,16 +40,15 @@ int client_call_or_load(const struct cli_opts *o, const struct ts_request *req, 
 	if (r == 0)
 		return CLI_EXIT_OK;
 	if (r == 1) {
-		fprintf(o->err, "turboschedctl: %s\n", why);
+		cli_err(o->err, "%s", why);
 		return CLI_EXIT_FAILURE;
 	}
 	/* No daemon (or --config): answer with what the daemon would load. */
 	if (!config)
-		fprintf(o->err, "turboschedctl: %s; %s the configuration on disk\n", why, doing);
+		cli_err(o->err, "%s; %s the configuration on disk", why, doing);
 	struct ts_config_source src = {.path = config};
 	if (ts_config_load_joined(&src, cfg, &msgs) < 0) {
-		fprintf(o->err, "turboschedctl: invalid configuration:\n%s\n",
-		        msgs ? msgs : "out of memory");
+		cli_err(o->err, "invalid configuration:\n%s", msgs ? msgs : "out of memory");
 		free(msgs);
 		*cfg = NULL;
 		return CLI_EXIT_FAILURE;

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "config.h"
 #include "proto.h"
+#include "socket_client.h"
 #include "ledger.h"
 
 /*

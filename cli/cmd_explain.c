@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "errors.h"
 #include "config.h"
 #include "client.h"
 #include "output.h"
@@ -17,81 +18,76 @@
 #include "task.h"
 #include "util.h"
 
-static json_object *get(json_object *o, const char *key)
+static void print_rule(FILE *f, const struct ts_explain_rule *r)
 {
-	json_object *v = NULL;
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
-static const char *str(json_object *o, const char *key)
-{
-	json_object *v = get(o, key);
-	return v ? json_object_get_string(v) : "";
-}
-
-static void print_rule(FILE *f, json_object *r)
-{
-	bool m = json_object_get_boolean(get(r, "matched"));
-	fprintf(f, "  %-7s %-20s (%s) %s\n", str(r, "kind"), str(r, "name"), str(r, "subject"),
-	        m ? "MATCH" : "no match");
-	json_object_object_foreach(get(r, "fields"), field, fo)
-	{
-		json_object *pat = get(fo, "pattern");
-		if (json_object_get_boolean(get(fo, "matched")))
-			fprintf(f, "      %-6s matched '%s'\n", field, json_object_get_string(pat));
+	fprintf(f, "  %-7s %-20s (%s) %s\n", ts_rule_kind_name(r->kind), r->name,
+	        r->threads == TS_THREADS_ALL ? "process" : "thread",
+	        r->matched ? "MATCH" : "no match");
+	for (int k = 0; k < TS_FIELD_COUNT; k++) {
+		const struct ts_field_result *fr = &r->field[k];
+		const char *field = ts_rule_field_name((enum ts_rule_field)k);
+		if (!fr->given)
+			continue;
+		if (fr->matched)
+			fprintf(f, "      %-6s matched '%s'\n", field,
+			        fr->pattern ? fr->pattern : "");
 		else
 			fprintf(f, "      %-6s no pattern matched\n", field);
 	}
 }
 
-static void print_human(FILE *f, json_object *e)
+static void print_human(FILE *f, const struct ts_explain *e)
 {
-	const char *verdict = str(e, "verdict");
-	fprintf(f, "Task %s (%s)", str(e, "pid"), str(e, "comm"));
-	if (strcmp(str(e, "pid"), str(e, "tgid")) != 0)
-		fprintf(f, ", thread of process %s (%s)", str(e, "tgid"), str(e, "process_comm"));
-	fprintf(f, "\n  cgroup %s, uid %s\n", *str(e, "cgroup") ? str(e, "cgroup") : "(unknown)",
-	        str(e, "uid"));
+	fprintf(f, "Task %d (%s)", (int)e->pid, e->comm);
+	if (e->pid != e->tgid)
+		fprintf(f, ", thread of process %d (%s)", (int)e->tgid, e->process_comm);
+	fprintf(f, "\n  cgroup %s, uid %u\n", e->cgroup[0] ? e->cgroup : "(unknown)",
+	        (unsigned)e->uid);
 	/* One verdict: who owns the task (either ledger) says more than what the rules say. */
-	json_object *reg = get(e, "registry");
-	const char *how = reg ? str(reg, "how") : "";
-	if (strcmp(how, "manual") == 0)
+	enum ts_owner how = e->owner.owner;
+	if (e->owned && how == TS_OWNER_MANUAL)
 		fprintf(f, "Verdict: tagged by hand (turboschedctl tag); rules leave it alone\n");
-	else if (strcmp(how, "untagged") == 0)
+	else if (e->owned && how == TS_OWNER_UNTAGGED)
 		fprintf(f, "Verdict: untagged by hand (turboschedctl untag); rules leave it alone "
 		           "until it exits\n");
-	else if (reg)
-		fprintf(f, "Verdict: tagged by rule %s%s\n", str(reg, "rule"),
-		        strcmp(how, "inherited") == 0 ? " (inherited from a tagged parent)" : "");
-	else if (strcmp(verdict, "tag") == 0)
-		fprintf(f, "Verdict: rule %s matches; %s\n", str(e, "rule"),
-		        strcmp(str(e, "source"), "daemon") != 0 ? "the daemon would tag it"
-		        : json_object_get_int(get(e, "jitter")) == 1
+	else if (e->owned)
+		fprintf(f, "Verdict: tagged by rule %s%s\n", e->owner.rule,
+		        how == TS_OWNER_INHERITED ? " (inherited from a tagged parent)" : "");
+	else if (e->verdict == TS_VERDICT_TAG)
+		fprintf(f, "Verdict: rule %s matches; %s\n", e->rule ? e->rule : "",
+		        e->from_config ? "the daemon would tag it"
+		        : e->jitter == 1
 		            ? "already tagged by someone else, so the daemon leaves it alone"
 		            : "not tagged yet");
-	else if (strcmp(verdict, "excluded") == 0)
-		fprintf(f, "Verdict: not tagged, excluded by [exclude %s]\n", str(e, "rule"));
+	else if (e->verdict == TS_VERDICT_EXCLUDED)
+		fprintf(f, "Verdict: not tagged, excluded by [exclude %s]\n",
+		        e->rule ? e->rule : "");
 	else
 		fprintf(f, "Verdict: not tagged, no rule matches\n");
-	json_object *rules = get(e, "rules");
-	size_t n = rules ? json_object_array_length(rules) : 0;
-	if (n)
+	if (e->nrules)
 		fprintf(f, "Rules (exclusions win; otherwise the first matching rule):\n");
-	for (size_t i = 0; i < n; i++)
-		print_rule(f, json_object_array_get_idx(rules, i));
-	if (reg) {
-		time_t since = (time_t)json_object_get_int64(get(reg, "since"));
+	for (size_t i = 0; i < e->nrules; i++)
+		print_rule(f, &e->rules[i]);
+	if (e->owned) {
+		time_t since = e->owner.since;
 		char when[64];
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&since));
-		fprintf(f, "Owner: %s since %s\n", how, when);
+		fprintf(f, "Owner: %s since %s\n", ts_owner_name(how), when);
 	}
 }
 
-static int usage(const struct cli_opts *o)
+/* Without the daemon, the hand's record is the only owner to know of. */
+static void explain_owner_manual(const struct cli_opts *o, pid_t pid, struct ts_ledger *manual,
+                                 struct ts_explain *e)
 {
-	fprintf(o->err, "Usage: turboschedctl explain [--config FILE] PID\n");
-	return CLI_EXIT_USAGE;
+	unsigned long long st;
+	manual_ledger_load(o->err, manual);
+	const struct ts_ledger_entry *m =
+	    ts_task_starttime(0, pid, &st) == 0 ? ts_ledger_get(manual, pid, st) : NULL;
+	if (m) {
+		e->owned = true;
+		e->owner = *m;
+	}
 }
 
 int cmd_explain(const struct cli_opts *o, int argc, char **argv)
@@ -107,41 +103,42 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
 		if (c != 'c')
-			return usage(o);
+			return cli_usage(o->err, "explain [--config FILE] PID");
 		config = optarg;
 	}
 	if (optind != argc - 1 || ts_parse_pid(argv[optind], &pid) < 0)
-		return usage(o);
+		return cli_usage(o->err, "explain [--config FILE] PID");
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
 	struct ts_config *cfg;
+	struct ts_explain e;
+	struct ts_ledger manual = {0};
+	int r;
 	if (client_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (cfg) {
-		int err;
-		resp = ts_explain_pid(&cfg->rules, pid, &err);
-		ts_config_free(cfg);
-		if (!resp) {
-			fprintf(o->err, "turboschedctl: %s\n",
-			        err == -ESRCH ? "no such process or thread" : strerror(-err));
-			return CLI_EXIT_FAILURE;
+		r = ts_explain_pid(&cfg->rules, pid, &e);
+		if (r >= 0) {
+			e.from_config = true;
+			explain_owner_manual(o, pid, &manual, &e);
 		}
-		json_object_object_add(resp, "ok", json_object_new_boolean(1));
-		json_object_object_add(resp, "source", json_object_new_string("config"));
-		/* Without the daemon, the hand's record is the only owner to know of. */
-		struct ts_ledger manual;
-		unsigned long long st;
-		manual_ledger_load(o->err, &manual);
-		const struct ts_ledger_entry *m =
-		    ts_task_starttime(0, pid, &st) == 0 ? ts_ledger_get(&manual, pid, st) : NULL;
-		json_object_object_add(resp, "registry", m ? ts_ledger_entry_to_json(m) : NULL);
-		ts_ledger_free(&manual);
+	} else {
+		r = ts_reply_explain_parse(resp, &e);
 	}
-	if (o->json) {
-		json_print_put(o->out, resp);
-		return CLI_EXIT_OK;
+	if (r < 0) {
+		cli_err(o->err, "explain %d: %s", (int)pid,
+		        r == -ESRCH    ? "no such process or thread"
+		        : r == -EPROTO ? ts_proto_strerror(r)
+		                       : strerror(-r));
+	} else if (o->json) {
+		json_print_put(o->out, ts_reply_explain(&e));
+	} else {
+		print_human(o->out, &e);
 	}
-	print_human(o->out, resp);
+	ts_explain_free(&e);
+	/* After the last use of e: its strings point into these. */
+	ts_ledger_free(&manual);
+	ts_config_free(cfg);
 	json_object_put(resp);
-	return CLI_EXIT_OK;
+	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reload: ask the daemon to re-read its configuration; on error it keeps the old one. */
 #include "commands.h"
+#include "errors.h"
 #include "client.h"
 #include "output.h"
 
@@ -11,13 +12,11 @@ int cmd_reload(const struct cli_opts *o, int argc, char **argv)
 	char why[4096];
 
 	(void)argv;
-	if (argc > 1) {
-		fprintf(o->err, "Usage: turboschedctl reload\n");
-		return CLI_EXIT_USAGE;
-	}
+	if (argc > 1)
+		return cli_usage(o->err, "reload");
 	int r = client_call(o, &req, &resp, why, sizeof(why));
 	if (r != 0) {
-		fprintf(o->err, "turboschedctl: %s\n", why);
+		cli_err(o->err, "%s", why);
 		return CLI_EXIT_FAILURE;
 	}
 	if (o->json)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "errors.h"
 #include "client.h"
 #include "kernel.h"
 #include "output.h"
@@ -168,8 +169,8 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 		switch (c) {
 		case 's':
 			if (ts_parse_ll(optarg, &v) < 0 || v < 0 || v > 10000) {
-				fprintf(o->err,
-				        "turboschedctl: --sample takes milliseconds, 0..10000\n");
+				cli_err(o->err, "--sample takes milliseconds, 0..10000, not '%s'",
+				        optarg);
 				return CLI_EXIT_USAGE;
 			}
 			*ms = (long)v;
@@ -181,98 +182,87 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 			        DEFAULT_SAMPLE_MS);
 			return -1;
 		default:
-			fprintf(o->err, "turboschedctl: unknown option '%s' for status\n",
-			        argv[optind - 1]);
-			return CLI_EXIT_USAGE;
+			return cli_unknown_option(o->err, "status", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
-		fprintf(o->err, "turboschedctl: status takes no arguments\n");
+		cli_err(o->err, "status takes no arguments");
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
 }
 
-/* Whether the daemon answers, and why not. */
+/* Whether the daemon answers, why not, and what it said. */
 struct daemon_reach {
 	bool reachable;
 	char why[256];
+	json_object *resp; /* holds the strings of st */
+	struct ts_status st;
 };
 
 /* The daemon's own "status" answer (one request: it also says whether the daemon is up). */
-static json_object *daemon_status(const struct cli_opts *o, struct daemon_reach *reg)
+static void daemon_status(const struct cli_opts *o, struct daemon_reach *reg)
 {
 	struct ts_request req = {.cmd = TS_CMD_STATUS};
-	json_object *resp = NULL;
+	int r;
 
-	reg->reachable = client_call(o, &req, &resp, reg->why, sizeof(reg->why)) == 0;
-	return resp;
+	memset(reg, 0, sizeof(*reg));
+	if (client_call(o, &req, &reg->resp, reg->why, sizeof(reg->why)) != 0)
+		return;
+	r = ts_reply_status_parse(reg->resp, &reg->st);
+	if (r < 0)
+		snprintf(reg->why, sizeof(reg->why), "%s", ts_proto_strerror(r));
+	reg->reachable = r == 0;
 }
 
-static json_object *field(json_object *o, const char *key)
+static void daemon_reach_free(struct daemon_reach *reg)
 {
-	json_object *v = NULL;
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+	ts_status_free(&reg->st);
+	json_object_put(reg->resp);
 }
 
-/* Copies key from the daemon's answer into d (null when absent). */
-static void copy_field(json_object *d, json_object *st, const char *key)
+static void daemon_human(FILE *f, const struct daemon_reach *reg)
 {
-	json_object *v = field(st, key);
-	json_object_object_add(d, key, v ? json_object_get(v) : NULL);
-}
-
-static void daemon_human(FILE *f, const struct daemon_reach *reg, json_object *st)
-{
-	json_object *rl = field(st, "last_reload"), *err = field(rl, "error");
+	const struct ts_status *st = &reg->st;
 
 	if (!reg->reachable) {
 		fprintf(f, "Daemon:               %s\n", reg->why);
 		return;
 	}
-	fprintf(f, "Daemon:               running (pid %d, %d tasks tagged)\n",
-	        json_object_get_int(field(st, "pid")), json_object_get_int(field(st, "tagged")));
-	json_object *pc = field(st, "proc_connector"), *deg = field(st, "degraded");
-	if (pc)
+	fprintf(f, "Daemon:               running (pid %d, %llu tasks tagged)\n", (int)st->pid,
+	        (unsigned long long)st->tagged);
+	if (st->has_proc_connector)
 		fprintf(f, "Proc connector:       %s\n",
-		        json_object_get_boolean(field(pc, "subscribed"))
+		        st->proc_connector.subscribed
 		            ? "subscribed"
 		            : "NOT subscribed: new tasks are found only by the periodic re-check");
-	if (deg && json_object_is_type(deg, json_type_string))
-		fprintf(f, "DEGRADED:             %s\n", json_object_get_string(deg));
-	json_object *ctl = field(st, "control");
-	if (ctl)
+	if (st->degraded)
+		fprintf(f, "DEGRADED:             %s\n", st->degraded);
+	if (st->has_control)
 		fprintf(f,
-		        "Control socket:       %" PRId64 " served, %" PRId64
-		        " refused (no permission), %" PRId64 " timed out, %" PRId64
-		        " idle dropped, %" PRId64 " turned away busy, %" PRId64
+		        "Control socket:       %" PRIu64 " served, %" PRIu64
+		        " refused (no permission), %" PRIu64 " timed out, %" PRIu64
+		        " idle dropped, %" PRIu64 " turned away busy, %" PRIu64
 		        " over the per-user limit\n",
-		        json_object_get_int64(field(ctl, "served")),
-		        json_object_get_int64(field(ctl, "refused")),
-		        json_object_get_int64(field(ctl, "timeouts")),
-		        json_object_get_int64(field(ctl, "evicted")),
-		        json_object_get_int64(field(ctl, "rejected")),
-		        json_object_get_int64(field(ctl, "uid_limited")));
-	json_object *stats = field(st, "stats");
-	int64_t late = json_object_get_int64(field(stats, "late"));
-	if (late > 0)
+		        st->control.served, st->control.refused, st->control.timeouts,
+		        st->control.evicted, st->control.rejected, st->control.uid_limited);
+	if (st->stats.late > 0)
 		fprintf(
 		    f,
-		    "Events:               %" PRId64 " of %" PRId64
+		    "Events:               %" PRIu64 " of %" PRIu64
 		    " handled more than %d ms late (worst %.1f ms): matching tasks shorter-lived "
 		    "than that may have run untagged\n",
-		    late, json_object_get_int64(field(stats, "events")),
-		    json_object_get_int(field(stats, "late_ms")),
-		    (double)json_object_get_int64(field(stats, "lag_max_us")) / 1000.0);
-	if (err && json_object_is_type(err, json_type_string))
+		    st->stats.late, st->stats.events, st->stats.late_ms,
+		    (double)st->stats.lag_max_us / 1000.0);
+	if (st->last_reload.error)
 		fprintf(f,
 		        "Last reload:          FAILED, the previous configuration stays in force:\n"
 		        "%s\n",
-		        json_object_get_string(err));
+		        st->last_reload.error);
 }
 
 static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
-                   const struct daemon_reach *reg, json_object *dst, const struct ts_topology *topo,
+                   const struct daemon_reach *reg, const struct ts_topology *topo,
                    const struct core_view *cv, const struct jitter_list *jl, int topo_err)
 {
 	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24];
@@ -287,19 +277,9 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 		json_object_object_add(d, "running", json_object_new_boolean(reg->reachable));
 		json_object_object_add(d, "error",
 		                       reg->reachable ? NULL : json_object_new_string(reg->why));
-		copy_field(d, dst, "pid");
-		copy_field(d, dst, "version");
-		copy_field(d, dst, "tagged");
-		/* {"count","failures","ok","error"}: error is why the last reload failed. */
-		copy_field(d, dst, "last_reload");
-		/* Its counters: events, scans, tags, late events (late, lag_max_us). */
-		copy_field(d, dst, "stats");
-		/* The control socket: served, refused, timeouts, evicted, rejected, uid_limited. */
-		copy_field(d, dst, "control");
-		/* {"subscribed", "error"}, and why the daemon works less than it should, or null.
-		 */
-		copy_field(d, dst, "proc_connector");
-		copy_field(d, dst, "degraded");
+		/* pid, version, tagged, last_reload {count, failures, ok, error}, stats (late,
+		 * lag_max_us...), control, proc_connector {subscribed, error}, degraded. */
+		ts_status_add_summary(d, reg->reachable ? &reg->st : NULL);
 		json_object_object_add(root, "daemon", d);
 		for (size_t c = 0; c < topo->ncores; c++) {
 			json_object *e = json_object_new_object(), *cl = json_object_new_array();
@@ -332,7 +312,7 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 	}
 
 	kernel_human(o->out, k);
-	daemon_human(o->out, reg, dst);
+	daemon_human(o->out, reg);
 	fprintf(o->out, "Jitter tasks:         %zu\n\n", jl->n);
 	if (topo_err < 0) {
 		fprintf(o->out, "No CPU topology: %s\n", strerror(-topo_err));
@@ -365,7 +345,6 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 	struct ts_topology topo;
 	struct jitter_list jl = {0};
 	struct core_view *cv;
-	json_object *dst = NULL;
 	long ms;
 	int r, topo_err;
 
@@ -373,7 +352,7 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 	if (r)
 		return r < 0 ? CLI_EXIT_OK : r;
 	ts_kernel_probe(&k);
-	dst = daemon_status(opts, &reg);
+	daemon_status(opts, &reg);
 	topo_err = ts_topology_load(&topo);
 	cv = calloc(topo.ncores + 1, sizeof(*cv));
 	if (!cv) {
@@ -384,18 +363,18 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 		sample_busy(&topo, ms, cv);
 	r = jitter_scan(topo_err == 0 ? &topo : NULL, NULL, NULL, &jl);
 	if (r < 0) {
-		fprintf(opts->err, "turboschedctl: cannot list tasks: %s\n", strerror(-r));
+		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < jl.n; i++)
 		if (jl.v[i].core >= 0)
 			cv[jl.v[i].core].njitter++;
-	output(opts, &k, &reg, dst, &topo, cv, &jl, topo_err);
+	output(opts, &k, &reg, &topo, cv, &jl, topo_err);
 out:
 	free(cv);
 	jitter_list_free(&jl);
 	ts_topology_free(&topo);
-	json_object_put(dst);
+	daemon_reach_free(&reg);
 	ts_kernel_info_free(&k);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -164,13 +164,12 @@ static void kernel_notes(const struct cli_opts *o, enum ts_tag_op op)
 	ts_kernel_probe(&k);
 	/* Without uclamp the writes fail and say so themselves. */
 	if (k.uclamp && !k.turbosched)
-		fprintf(o->err,
-		        "turboschedctl: note: this kernel has no TurboSched "
-		        "(no " TS_SYSCTL_PACK "): tags apply, but jitter tasks are not packed\n");
+		cli_err(o->err, "note: this kernel has no TurboSched (no " TS_SYSCTL_PACK
+		                "): tags apply, but jitter tasks are not packed");
 	else if (k.uclamp && k.pack_enabled == 0)
-		fprintf(o->err,
-		        "turboschedctl: note: packing is switched off (%s is 0): tags apply, "
-		        "packing resumes when it is set to 1\n",
+		cli_err(o->err,
+		        "note: packing is switched off (%s is 0): tags apply, packing resumes "
+		        "when it is set to 1",
 		        TS_SYSCTL_PACK);
 	ts_kernel_info_free(&k);
 }
@@ -185,8 +184,7 @@ static int ledger_open(const struct cli_opts *o, enum ts_tag_op op, struct ts_le
 		fd = ts_ledger_lock(lock);
 	if (fd < 0 || manual_ledger_load(o->err, l) < 0) {
 		if (fd < 0)
-			fprintf(o->err, "turboschedctl: warning: cannot lock %s (%s): %s\n", lock,
-			        strerror(-fd),
+			cli_err(o->err, "warning: cannot lock %s (%s): %s", lock, strerror(-fd),
 			        op == TS_OP_TAG
 			            ? "previous clamps are not recorded, untag will "
 			              "restore the defaults"
@@ -240,7 +238,7 @@ static void record(struct ts_ledger *manual, const struct client_ledger *daemon,
 	else if (op == TS_OP_TAG || res->outcome != TS_TAG_APPLIED)
 		return; /* someone else's tag stays theirs; nothing changed hands */
 	if (!ts_ledger_put(manual, &e))
-		fprintf(stderr, "turboschedctl: out of memory: task %d not recorded\n", (int)e.tid);
+		cli_err(stderr, "out of memory: task %d not recorded", (int)e.tid);
 }
 
 /* One PID: the walk, a restore chosen and an owner recorded for every thread. */
@@ -284,13 +282,11 @@ static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, cha
 			usage(o->out, op);
 			return -1;
 		} else {
-			fprintf(o->err, "turboschedctl: unknown option '%s'\n", argv[optind - 1]);
-			usage(o->err, op);
-			return CLI_EXIT_USAGE;
+			return cli_unknown_option(o->err, argv[0], argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(o->err, "turboschedctl: %s needs at least one PID\n", argv[0]);
+		cli_err(o->err, "%s needs at least one PID", argv[0]);
 		usage(o->err, op);
 		return CLI_EXIT_USAGE;
 	}
@@ -300,8 +296,7 @@ static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, cha
 		return CLI_EXIT_FAILURE;
 	for (int i = 0; i < *npids; i++) {
 		if (ts_parse_pid(argv[optind + i], &(*pids)[i]) < 0) {
-			fprintf(o->err, "turboschedctl: '%s' is not a PID (a positive number)\n",
-			        argv[optind + i]);
+			cli_err(o->err, "'%s' is not a PID (a positive number)", argv[optind + i]);
 			free(*pids);
 			*pids = NULL;
 			return CLI_EXIT_USAGE;
@@ -346,7 +341,7 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t nperr = 0, failed;
 	bool thread, have_cap = cli_have_cap_sys_nice(), said_no_uclamp = false;
-	int npids, r;
+	int npids = 0, r;
 
 	r = parse_args(o, op, argc, argv, &thread, &pids, &npids);
 	if (r)
@@ -372,7 +367,7 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 		/* Without uclamp every thread fails alike: say why once, report every PID. */
 		if (!said_no_uclamp && rep.n > first && rep.v[first].outcome == TS_TAG_FAILED &&
 		    rep.v[first].err == EOPNOTSUPP) {
-			fprintf(o->err, "turboschedctl: %s\n", ts_sched_strerror(EOPNOTSUPP));
+			cli_err(o->err, "%s", ts_sched_strerror(EOPNOTSUPP));
 			said_no_uclamp = true;
 		}
 	}
@@ -383,8 +378,7 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 		if (r == 0)
 			r = ts_ledger_save(&manual, path);
 		if (r < 0)
-			fprintf(o->err, "turboschedctl: warning: cannot write %s: %s\n", path,
-			        strerror(-r));
+			cli_err(o->err, "warning: cannot write %s: %s", path, strerror(-r));
 	}
 
 	if (o->json) {
@@ -393,13 +387,13 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 		for (size_t i = 0; i < rep.n; i++)
 			result_human(o->out, op, &rep.v[i], have_cap);
 		for (size_t i = 0; i < nperr; i++)
-			fprintf(o->err, "turboschedctl: pid %d: %s\n", (int)perr[i].pid,
+			cli_err(o->err, "pid %d: %s", (int)perr[i].pid,
 			        ts_sched_strerror(perr[i].err));
 	}
 	failed = ts_tag_report_count(&rep, TS_TAG_FAILED) + nperr;
 	if (failed && !o->json)
-		fprintf(o->err, "turboschedctl: %zu of %zu failed; the lines above say which\n",
-		        failed, rep.n + nperr);
+		cli_err(o->err, "%zu of %zu failed; the lines above say which", failed,
+		        rep.n + nperr);
 	return failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 

@@ -97,12 +97,10 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 			        "List every jitter task (util_max = 0) and who tagged it.\n");
 			return CLI_EXIT_OK;
 		}
-		fprintf(opts->err, "turboschedctl: unknown option '%s' for tasks\n",
-		        argv[optind - 1]);
-		return CLI_EXIT_USAGE;
+		return cli_unknown_option(opts->err, "tasks", argv[optind - 1]);
 	}
 	if (optind < argc) {
-		fprintf(opts->err, "turboschedctl: tasks takes no arguments\n");
+		cli_err(opts->err, "tasks takes no arguments");
 		return CLI_EXIT_USAGE;
 	}
 	have_topo = ts_topology_load(&topo) == 0;
@@ -111,7 +109,7 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	client_ledger_load(opts, &reg);
 	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg, &jl);
 	if (r < 0) {
-		fprintf(opts->err, "turboschedctl: cannot list tasks: %s\n", strerror(-r));
+		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
 	} else if (opts->json) {
 		json_object *root = json_object_new_object(), *arr = json_object_new_array();
 
@@ -124,9 +122,7 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	} else {
 		print_human(opts->out, &jl);
 		if (!reg.reachable)
-			fprintf(opts->err,
-			        "turboschedctl: %s; tasks a daemon rule tagged show as "
-			        "\"unknown\"\n",
+			cli_err(opts->err, "%s; tasks a daemon rule tagged show as \"unknown\"",
 			        reg.why);
 	}
 	jitter_list_free(&jl);

@@ -2,11 +2,13 @@
 #include "errors.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <sys/capability.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "sched_attr.h"
 
 bool cli_have_cap_sys_nice(void)
@@ -64,4 +66,28 @@ void cli_clamp_error(char *buf, size_t len, int err, uid_t owner, bool have_cap)
 		    "permission denied: the task is owned by %s; changing it needs CAP_SYS_NICE "
 		    "(run as root, or grant CAP_SYS_NICE)",
 		    who);
+}
+
+void cli_err(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("turboschedctl: ", f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+int cli_unknown_option(FILE *f, const char *cmd, const char *arg)
+{
+	cli_err(f, "unknown option '%s'%s%s; see turboschedctl --help", arg, cmd ? " for " : "",
+	        cmd ? cmd : "");
+	return CLI_EXIT_USAGE;
+}
+
+int cli_usage(FILE *f, const char *synopsis)
+{
+	fprintf(f, "Usage: turboschedctl %s\n", synopsis);
+	return CLI_EXIT_USAGE;
 }

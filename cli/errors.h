@@ -5,7 +5,18 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+/* "turboschedctl: MESSAGE" and a newline on f: every message of turboschedctl starts so. */
+void cli_err(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * An option that cmd does not take (cmd NULL: turboschedctl's own options), said in one wording
+ * with where help is. Returns CLI_EXIT_USAGE.
+ */
+int cli_unknown_option(FILE *f, const char *cmd, const char *arg);
+/* "Usage: turboschedctl SYNOPSIS" on f. Returns CLI_EXIT_USAGE. */
+int cli_usage(FILE *f, const char *synopsis);
 
 /* True when this process has CAP_SYS_NICE in its effective set (libcap). */
 bool cli_have_cap_sys_nice(void);

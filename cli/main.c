@@ -6,6 +6,7 @@
 
 #include "build_config.h"
 #include "commands.h"
+#include "errors.h"
 #include "util.h"
 
 struct command {
@@ -77,14 +78,11 @@ int cli_main(int argc, char **argv, FILE *out, FILE *err)
 			fprintf(out, "turboschedctl %s\n", TURBOSCHED_VERSION);
 			return CLI_EXIT_OK;
 		default:
-			fprintf(err,
-			        "turboschedctl: unknown option '%s'; see turboschedctl --help\n",
-			        argv[optind - 1]);
-			return CLI_EXIT_USAGE;
+			return cli_unknown_option(err, NULL, argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(err, "turboschedctl: no command given; see turboschedctl --help\n");
+		cli_err(err, "no command given; see turboschedctl --help");
 		return CLI_EXIT_USAGE;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
@@ -97,7 +95,6 @@ int cli_main(int argc, char **argv, FILE *out, FILE *err)
 			return commands[i].fn(&opts, subc, sub);
 		}
 	}
-	fprintf(err, "turboschedctl: unknown command '%s'; see turboschedctl --help\n",
-	        argv[optind]);
+	cli_err(err, "unknown command '%s'; see turboschedctl --help", argv[optind]);
 	return CLI_EXIT_USAGE;
 }

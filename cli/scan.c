@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "errors.h"
 #include "scan.h"
 
 #include <errno.h>
@@ -95,12 +96,12 @@ int manual_ledger_load(FILE *err, struct ts_ledger *l)
 	if (r == 0)
 		r = ts_ledger_load(l, path, &rep);
 	if (r < 0)
-		fprintf(err, "turboschedctl: warning: cannot use %s: %s\n", path,
+		cli_err(err, "warning: cannot use %s: %s", path,
 		        r == -EINVAL ? rep.why : strerror(-r));
 	else if (rep.bad)
-		fprintf(err,
-		        "turboschedctl: warning: %s: %zu corrupt line(s) skipped; those threads "
-		        "untag to the default clamps\n",
+		cli_err(err,
+		        "warning: %s: %zu corrupt line(s) skipped; those threads untag to the "
+		        "default clamps",
 		        path, rep.bad);
 	return r;
 }

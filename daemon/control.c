@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -23,8 +24,8 @@ static void client_close(struct control_client *cl)
 {
 	if (!cl->used)
 		return;
-	loop_del(cl->ctl->loop, &cl->src);
-	close(cl->src.fd);
+	cl->src = sd_event_source_disable_unref(cl->src);
+	close(cl->fd);
 	if (cl->pidfd >= 0)
 		close(cl->pidfd);
 	free(cl->in);
@@ -40,7 +41,7 @@ static void client_respond(struct control_client *cl, json_object *resp)
 	cl->out = ts_frame_encode(resp, &cl->outlen);
 	json_object_put(resp);
 	cl->outoff = 0;
-	if (!cl->out || loop_mod(cl->ctl->loop, &cl->src, EPOLLOUT) < 0)
+	if (!cl->out || sd_event_source_set_io_events(cl->src, EPOLLOUT) < 0)
 		client_close(cl);
 }
 
@@ -70,15 +71,26 @@ static json_object *handle(struct control_client *cl, const uint8_t *payload, si
 	return c->handler(c->ctx, &req, &cl->peer);
 }
 
+/*
+ * After a failed recv() or send(): true to try again at once (EINTR); else false, the client
+ * closed unless the socket only has nothing to give or take now (EAGAIN, the loop comes back).
+ */
+static bool retry_io(struct control_client *cl)
+{
+	if (errno == EINTR)
+		return true;
+	if (errno != EAGAIN)
+		client_close(cl);
+	return false;
+}
+
 static void client_read(struct control_client *cl)
 {
 	for (;;) {
-		ssize_t n = recv(cl->src.fd, cl->in + cl->inlen, IN_CAP - cl->inlen, 0);
+		ssize_t n = recv(cl->fd, cl->in + cl->inlen, IN_CAP - cl->inlen, 0);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (retry_io(cl))
 				continue;
-			if (errno != EAGAIN)
-				client_close(cl);
 			return;
 		}
 		if (n == 0) {
@@ -105,12 +117,10 @@ static void client_write(struct control_client *cl)
 {
 	while (cl->outoff < cl->outlen) {
 		ssize_t n =
-		    send(cl->src.fd, cl->out + cl->outoff, cl->outlen - cl->outoff, MSG_NOSIGNAL);
+		    send(cl->fd, cl->out + cl->outoff, cl->outlen - cl->outoff, MSG_NOSIGNAL);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (retry_io(cl))
 				continue;
-			if (errno != EAGAIN)
-				client_close(cl);
 			return;
 		}
 		cl->outoff += (size_t)n;
@@ -118,14 +128,43 @@ static void client_write(struct control_client *cl)
 	client_close(cl); /* one request per connection */
 }
 
-static void client_cb(struct loop_source *src, uint32_t events)
+/* Arms the timer for the nearest deadline, or switches it off when nothing waits. */
+static void control_rearm(struct control *c)
 {
-	struct control_client *cl = src->data;
+	long long now = ts_now_ms();
+	int left = control_next_timeout(c, now);
+
+	if (!c->timer)
+		return;
+	if (left < 0) {
+		(void)sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+		return;
+	}
+	if (sd_event_source_set_time(c->timer, (uint64_t)(now + left) * 1000) < 0 ||
+	    sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT) < 0)
+		log_warning("cannot arm the control socket's deadline timer: clients that never "
+		            "finish are dropped only when the next one comes");
+}
+
+static int client_cb(sd_event_source *s, int fd, uint32_t events, void *userdata)
+{
+	struct control_client *cl = userdata;
 
 	if (cl->out)
 		client_write(cl);
 	else if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		client_read(cl);
+	control_rearm(cl->ctl);
+	return 0;
+}
+
+static int timer_cb(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct control *c = userdata;
+
+	control_expire(c, ts_now_ms());
+	control_rearm(c);
+	return 0;
 }
 
 /* Tells a client why it is dropped, best effort: one small frame into an empty socket buffer. */
@@ -240,8 +279,8 @@ static struct control_client *take_slot(struct control *c, uid_t uid, const char
 	c->st.evicted++;
 	log_debug("dropping idle control client pid %d (uid %u) for a client of uid %u",
 	          (int)victim->peer.pid, (unsigned)victim->peer.uid, (unsigned)uid);
-	send_refusal(victim->src.fd, "dropped: too many clients connected and this one sent "
-	                             "no request; connect again and send the request at once");
+	send_refusal(victim->fd, "dropped: too many clients connected and this one sent "
+	                         "no request; connect again and send the request at once");
 	client_close(victim);
 	return count_clients(c, uid).free;
 }
@@ -268,19 +307,18 @@ static void hold_refused(struct control *c, int fd, const char *why)
 	size_t i = (c->hold_head + c->nhold) % CONTROL_HOLD_MAX;
 	c->hold_fd[i] = fd;
 	c->hold_why[i] = why;
-	c->hold_until[i] = loop_now_ms() + CONTROL_HOLD_MS;
+	c->hold_until[i] = ts_now_ms() + CONTROL_HOLD_MS;
 	c->nhold++;
 }
 
-static void accept_cb(struct loop_source *src, uint32_t events)
+static int accept_cb(sd_event_source *s, int lfd, uint32_t events, void *userdata)
 {
-	struct control *c = src->data;
+	struct control *c = userdata;
 
-	(void)events;
 	for (;;) {
-		int fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
-			return;
+			break;
 		socklen_t l = sizeof(struct ucred);
 		struct ucred peer;
 		const char *why = "turboschedd cannot identify this client";
@@ -296,9 +334,10 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 		cl->peer = peer;
 		cl->pidfd = privs_peer_pidfd(fd);
 		cl->in = malloc(IN_CAP);
-		cl->src = (struct loop_source){.fd = fd, .cb = client_cb, .data = cl};
-		cl->deadline = loop_now_ms() + c->timeout_ms;
-		if (!cl->in || loop_add(c->loop, &cl->src, EPOLLIN) < 0) {
+		cl->fd = fd;
+		cl->deadline = ts_now_ms() + c->timeout_ms;
+		if (!cl->in ||
+		    sd_event_add_io(c->event, &cl->src, fd, EPOLLIN, client_cb, cl) < 0) {
 			free(cl->in);
 			close(fd);
 			if (cl->pidfd >= 0)
@@ -310,6 +349,8 @@ static void accept_cb(struct loop_source *src, uint32_t events)
 		/* A client that sent its request with the connect is answered now. */
 		client_read(cl);
 	}
+	control_rearm(c);
+	return 0;
 }
 
 int control_next_timeout(const struct control *c, long long now)
@@ -390,19 +431,19 @@ static int remove_stale(struct control *c, const char *path)
 	return -EEXIST;
 }
 
-int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx)
+int control_open(struct control *c, sd_event *e, const char *path, control_handler h, void *ctx)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd, r;
 
 	memset(c, 0, sizeof(*c));
-	c->loop = l;
+	c->event = e;
 	c->handler = h;
 	c->ctx = ctx;
 	c->timeout_ms = CONTROL_TIMEOUT_MS;
 	c->may_change = privs_peer_may_change;
 	c->euid = geteuid();
-	c->listen.fd = -1;
+	c->listen_fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
@@ -431,11 +472,14 @@ int control_open(struct control *c, struct loop *l, const char *path, control_ha
 		close(fd);
 		return r;
 	}
-	c->listen = (struct loop_source){.fd = fd, .cb = accept_cb, .data = c};
-	r = loop_add(l, &c->listen, EPOLLIN);
+	c->listen_fd = fd;
+	r = sd_event_add_io(e, &c->listen, fd, EPOLLIN, accept_cb, c);
+	if (r >= 0)
+		r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, UINT64_MAX, 1000, timer_cb, c);
 	if (r < 0) {
+		c->listen = sd_event_source_disable_unref(c->listen);
 		close(fd);
-		c->listen.fd = -1;
+		c->listen_fd = -1;
 		return r;
 	}
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
@@ -449,10 +493,11 @@ void control_close(struct control *c)
 		client_close(&c->clients[i]);
 	while (c->nhold)
 		hold_pop(c);
-	if (c->listen.fd >= 0) {
-		loop_del(c->loop, &c->listen);
-		close(c->listen.fd);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	if (c->listen_fd >= 0) {
+		c->listen = sd_event_source_disable_unref(c->listen);
+		close(c->listen_fd);
 		unlink(c->path);
-		c->listen.fd = -1;
+		c->listen_fd = -1;
 	}
 }

@@ -12,8 +12,8 @@
 #include <json-c/json.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <systemd/sd-event.h>
 
-#include "loop.h"
 #include "proto.h"
 
 #define CONTROL_MAX_CLIENTS 32
@@ -32,7 +32,8 @@ typedef json_object *(*control_handler)(void *ctx, const struct ts_request *req,
 struct control;
 
 struct control_client {
-	struct loop_source src;
+	sd_event_source *src;
+	int fd;
 	struct control *ctl;
 	struct ucred peer;
 	int pidfd; /* the peer process as a pidfd (SO_PEERPIDFD), -1 when the kernel has none */
@@ -53,8 +54,11 @@ struct control_stats {
 };
 
 struct control {
-	struct loop *loop;
-	struct loop_source listen;
+	sd_event *event;
+	sd_event_source *listen;
+	int listen_fd;
+	/* Fires at the nearest client deadline or end of a hold (control_next_timeout()). */
+	sd_event_source *timer;
 	char path[108];
 	char err[320]; /* why control_open() failed, when errno alone does not say it */
 	control_handler handler;
@@ -77,11 +81,11 @@ struct control {
  * (-EADDRINUSE) or when path holds anything but a stale socket of the daemon's uid (-EEXIST,
  * c->err says what).
  */
-int control_open(struct control *c, struct loop *l, const char *path, control_handler h, void *ctx);
+int control_open(struct control *c, sd_event *e, const char *path, control_handler h, void *ctx);
 void control_close(struct control *c);
 /* Milliseconds until the nearest client deadline, or -1 when no client is connected. */
 int control_next_timeout(const struct control *c, long long now);
-/* Drops clients whose deadline has passed. */
+/* Drops clients whose deadline has passed (the timer does this; tests call it directly). */
 void control_expire(struct control *c, long long now);
 
 #endif

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 
 #include "log.h"
 #include "notify.h"
 #include "procconn.h"
+#include "util.h"
 
 int daemon_load_config(const struct daemon *d, struct ts_config **out, char **msgs)
 {
@@ -20,14 +20,22 @@ int daemon_load_config(const struct daemon *d, struct ts_config **out, char **ms
 
 void daemon_arm_recheck(const struct daemon *d)
 {
-	unsigned int ms = d->cfg->daemon.recheck_interval_ms;
-	struct itimerspec its = {
-	    .it_interval = {ms / 1000, (long)(ms % 1000) * 1000000L},
-	    .it_value = {ms / 1000, (long)(ms % 1000) * 1000000L},
-	};
-	/* An all-zero value disarms the timer, which is what recheck_interval = 0 means. */
-	if (d->recheck_fd >= 0 && timerfd_settime(d->recheck_fd, 0, &its, NULL) < 0)
-		log_warning("cannot arm the re-check timer: %s", strerror(errno));
+	uint64_t ms = d->cfg->daemon.recheck_interval_ms;
+
+	if (!d->recheck)
+		return;
+	/* recheck_interval = 0 means no periodic re-check at all. */
+	if (ms == 0) {
+		(void)sd_event_source_set_enabled(d->recheck, SD_EVENT_OFF);
+		return;
+	}
+	int r = sd_event_source_set_time_relative(d->recheck, ms * 1000);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->recheck, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_warning("cannot arm the re-check timer: %s; cgroup moves are not noticed until "
+		            "a reload",
+		            strerror(-r));
 }
 
 /*
@@ -123,9 +131,9 @@ int daemon_persist_throttled(struct daemon *d, long long now_ms)
 		return -1;
 	if (d->saved_ms && d->saved_ms + d->save_gap_ms > now_ms)
 		return (int)(d->saved_ms + d->save_gap_ms - now_ms);
-	long long t0 = loop_now_ms();
+	long long t0 = ts_now_ms();
 	daemon_persist(d);
-	long long cost = loop_now_ms() - t0;
+	long long cost = ts_now_ms() - t0;
 	d->saved_ms = now_ms;
 	if (!d->eng.ledger.dirty) {
 		/* Saves take at most a tenth of the daemon's time, however large the ledger. */

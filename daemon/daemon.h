@@ -6,12 +6,12 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <systemd/sd-event.h>
 #include <time.h>
 
 #include "config.h"
 #include "control.h"
 #include "engine.h"
-#include "loop.h"
 #include "proto.h"
 
 struct daemon {
@@ -20,21 +20,21 @@ struct daemon {
 	const char *dropin_dir;   /* NULL: conf.d/ next to the config */
 	ts_user_lookup_fn lookup; /* NULL: getpwnam_r (tests inject) */
 	bool debug;               /* --debug: log level fixed at debug */
-	int recheck_fd;           /* timerfd of the periodic re-check, -1 if none */
 	const char *ledger_path;  /* the ledger file (lib/ledger.h); NULL: not persisted */
 	/* state */
 	struct ts_config *cfg;
 	struct engine eng;
-	struct loop loop;
+	sd_event *event;
+	sd_event_source *recheck; /* the periodic re-check; NULL in tests */
+	sd_event_source *persist; /* wakes the loop for a deferred ledger save */
 	struct control ctl;
 	time_t started, loaded;
 	unsigned long long reloads, reload_failures;
 	char *reload_error;    /* why the last reload failed; NULL when it worked */
 	int ledger_err;        /* last ts_ledger_save() error, so each cause is logged once */
-	long long saved_ms;    /* loop_now_ms() of the last ledger save attempt */
+	long long saved_ms;    /* ts_now_ms() of the last ledger save attempt */
 	long long save_gap_ms; /* how long after it the next save may come */
 	int procconn_err;      /* 0: subscribed to the proc connector; else why not (-errno) */
-	bool stop;
 };
 
 /* Loads the configuration; on error returns -EINVAL and *msgs (joined, caller frees). */

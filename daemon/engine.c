@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "log.h"
-#include "loop.h"
 #include "procconn.h"
 #include "rules.h"
 #include "tag.h"
@@ -89,7 +88,7 @@ void engine_causes_str(const struct engine *e, char *buf, size_t len)
 static void failed(struct engine *e, const char *what, const struct ts_tag_result *res)
 {
 	struct engine_cause *c = cause_of(e, res->err);
-	long long now = loop_now_ms();
+	long long now = ts_now_ms();
 
 	e->st.failures++;
 	c->count++;

@@ -37,7 +37,7 @@ struct engine_cause {
 	int err;                     /* 0: slot unused */
 	unsigned long long count;    /* failures of this cause */
 	unsigned long long unlogged; /* of those, not logged since the last message */
-	long long logged_ms;         /* loop_now_ms() of the last message, 0: never */
+	long long logged_ms;         /* ts_now_ms() of the last message, 0: never */
 };
 /* Repeated failures of one cause are logged at most this often (with how many were not). */
 #define ENGINE_FAIL_LOG_MS 60000

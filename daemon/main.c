@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* turboschedd: options, start-up order, the event loop, and orderly stop. */
+/*
+ * turboschedd: options, configuration, start-up order, the event loop (sd-event, as systemd's
+ * own daemons: src/oom/oomd.c), and orderly stop.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -8,19 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
-#include <sys/timerfd.h>
+#include <systemd/sd-event.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "build_config.h"
 #include "daemon.h"
 #include "log.h"
+#include "macro.h"
 #include "notify.h"
 #include "privs.h"
 #include "procconn.h"
+#include "util.h"
 
-static struct daemon D = {.recheck_fd = -1};
-static struct loop_source sig_src, nl_src, recheck_src, wd_src;
+static struct daemon D;
+/* The proc connector, unsubscribed at stop (procconn_close()); -1 without one. */
+static int procconn_fd = -1;
+
+struct args {
+	const char *socket_path;
+	bool check, foreground;
+};
 
 static void usage(FILE *f)
 {
@@ -38,138 +49,136 @@ static void usage(FILE *f)
 	        ts_config_default_path(), ts_proto_default_socket());
 }
 
-static void nl_cb(struct loop_source *src, uint32_t events)
+static int on_procconn(sd_event_source *s, int fd, uint32_t events, void *userdata)
 {
-	(void)events;
-	daemon_proc_events(&D, src->fd);
+	daemon_proc_events(&D, fd);
+	return 0;
 }
 
-static void drain_timer(int fd)
+static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	uint64_t n;
-	(void)!read(fd, &n, sizeof(n));
-}
-
-static void recheck_cb(struct loop_source *src, uint32_t events)
-{
-	(void)events;
-	drain_timer(src->fd);
 	engine_scan(&D.eng); /* catches cgroup moves, which have no event */
 	daemon_update_status(&D);
+	daemon_arm_recheck(&D);
+	return 0;
 }
 
-static void wd_cb(struct loop_source *src, uint32_t events)
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	(void)events;
-	drain_timer(src->fd);
-	notify_watchdog();
-}
-
-static void sig_cb(struct loop_source *src, uint32_t events)
-{
-	struct signalfd_siginfo si;
-	(void)events;
-	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: reloading the configuration");
-			daemon_reload(&D);
-		} else {
-			log_info("signal %u: stopping", si.ssi_signo);
-			D.stop = true;
-		}
+	if (si->ssi_signo == SIGHUP) {
+		log_info("SIGHUP: reloading the configuration");
+		daemon_reload(&D);
+		return 0;
 	}
+	log_info("signal %u: stopping", si->ssi_signo);
+	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-static int add_timer(struct loop_source *src, loop_cb cb, uint64_t period_ms)
+/* Only wakes the loop: the save itself is on_post()'s, which runs after every dispatch. */
+static int on_persist(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (fd < 0)
+	return 0;
+}
+
+/*
+ * After whatever woke the loop: save the ledger when due, else wake up when it will be
+ * (daemon_persist_throttled() spaces the saves of a fork storm).
+ */
+static int on_post(sd_event_source *s, void *userdata)
+{
+	long long now = ts_now_ms();
+	int due = daemon_persist_throttled(&D, now);
+
+	if (due < 0)
+		return sd_event_source_set_enabled(D.persist, SD_EVENT_OFF);
+	int r = sd_event_source_set_time(D.persist, (uint64_t)(now + due) * 1000);
+	return r < 0 ? r : sd_event_source_set_enabled(D.persist, SD_EVENT_ONESHOT);
+}
+
+static int setup_signals(sd_event *e)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	sigset_t mask;
+	int r;
+
+	/* sd-event takes signals through a signalfd: they must not be delivered otherwise. */
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+		sigaddset(&mask, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return -errno;
-	*src = (struct loop_source){.fd = fd, .cb = cb};
-	if (period_ms) {
-		struct itimerspec its = {
-		    .it_interval = {(time_t)(period_ms / 1000),
-		                    (long)(period_ms % 1000) * 1000000L},
-		    .it_value = {(time_t)(period_ms / 1000), (long)(period_ms % 1000) * 1000000L}};
-		timerfd_settime(fd, 0, &its, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+		if ((r = sd_event_add_signal(e, NULL, sigs[i], on_signal, NULL)) < 0)
+			return r;
+	return 0;
+}
+
+static void setup_procconn(sd_event *e)
+{
+	/* Subscribe before the first scan, so a task started during the scan is not missed. */
+	int nfd = procconn_open(), r;
+
+	D.procconn_err = nfd < 0 ? nfd : 0;
+	if (nfd < 0) {
+		log_err("cannot subscribe to the proc connector (%s): new tasks are only found by "
+		        "the periodic re-check",
+		        strerror(-nfd));
+		return;
 	}
-	return loop_add(&D.loop, src, EPOLLIN) < 0 ? -errno : fd;
+	r = sd_event_add_io(e, NULL, nfd, EPOLLIN, on_procconn, NULL);
+	if (r < 0) {
+		procconn_close(nfd);
+		D.procconn_err = r;
+		log_err("cannot watch the proc connector (%s): new tasks are only found by the "
+		        "periodic re-check",
+		        strerror(-r));
+		return;
+	}
+	procconn_fd = nfd;
+	int kib = procconn_rcvbuf_kib(nfd);
+	log_msg(kib < PROCCONN_RCVBUF_KIB ? LOG_NOTICE : LOG_INFO,
+	        "proc connector receive buffer: %d KiB%s", kib,
+	        kib < PROCCONN_RCVBUF_KIB
+	            ? " (net.core.rmem_max; without CAP_NET_ADMIN at start a fork storm "
+	              "overflows it sooner and forces full rescans)"
+	            : "");
 }
 
 static int setup(const char *socket_path)
 {
-	sigset_t mask;
 	int r;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	if ((r = loop_init(&D.loop)) < 0)
-		return log_err("epoll: %s", strerror(-r)), r;
-	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sfd < 0)
-		return log_err("signalfd: %s", strerror(errno)), -errno;
-	sig_src = (struct loop_source){.fd = sfd, .cb = sig_cb};
-	loop_add(&D.loop, &sig_src, EPOLLIN);
-
-	r = control_open(&D.ctl, &D.loop, socket_path, daemon_handle, &D);
+	if ((r = sd_event_default(&D.event)) < 0)
+		return log_err("cannot create the event loop: %s", strerror(-r)), r;
+	if ((r = setup_signals(D.event)) < 0)
+		return log_err("cannot watch SIGTERM, SIGINT and SIGHUP: %s", strerror(-r)), r;
+	r = control_open(&D.ctl, D.event, socket_path, daemon_handle, &D);
 	if (r == -EADDRINUSE)
 		return log_err("another turboschedd answers on %s", socket_path), r;
 	if (r < 0)
 		return log_err("cannot create the control socket %s: %s", socket_path,
 		               D.ctl.err[0] ? D.ctl.err : strerror(-r)),
 		       r;
-
-	/* Subscribe before the first scan, so a task started during the scan is not missed. */
-	int nfd = procconn_open();
-	D.procconn_err = nfd < 0 ? nfd : 0;
-	if (nfd < 0) {
-		log_err("cannot subscribe to the proc connector (%s): new tasks are only found by "
-		        "the periodic re-check",
-		        strerror(-nfd));
-	} else {
-		nl_src = (struct loop_source){.fd = nfd, .cb = nl_cb};
-		loop_add(&D.loop, &nl_src, EPOLLIN);
-		int kib = procconn_rcvbuf_kib(nfd);
-		log_msg(kib < PROCCONN_RCVBUF_KIB ? LOG_NOTICE : LOG_INFO,
-		        "proc connector receive buffer: %d KiB%s", kib,
-		        kib < PROCCONN_RCVBUF_KIB
-		            ? " (net.core.rmem_max; without CAP_NET_ADMIN at start a fork storm "
-		              "overflows it sooner and forces full rescans)"
-		            : "");
-	}
-
-	D.recheck_fd = add_timer(&recheck_src, recheck_cb, 0);
+	setup_procconn(D.event);
+	/* Both timers start off: daemon_arm_recheck() and on_post() arm them. */
+	if ((r = sd_event_add_time(D.event, &D.recheck, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+	                           on_recheck, NULL)) < 0 ||
+	    (r = sd_event_add_time(D.event, &D.persist, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+	                           on_persist, NULL)) < 0 ||
+	    (r = sd_event_add_post(D.event, NULL, on_post, NULL)) < 0)
+		return log_err("cannot add the daemon's timers to the event loop: %s",
+		               strerror(-r)),
+		       r;
 	daemon_arm_recheck(&D);
-	uint64_t wd = notify_watchdog_period_ms();
-	if (wd)
-		add_timer(&wd_src, wd_cb, wd);
+	/* WATCHDOG=1 at half of WatchdogSec=, when the unit sets one. */
+	if ((r = sd_event_set_watchdog(D.event, true)) < 0)
+		log_warning("cannot keep systemd's watchdog fed: %s", strerror(-r));
 
 	/* Everything that needed privilege is open: keep only what tagging needs. */
 	if ((r = privs_drop()) < 0)
 		return log_err("cannot drop capabilities: %s", strerror(-r)), r;
 	return 0;
-}
-
-static void run(void)
-{
-	while (!D.stop) {
-		long long now = loop_now_ms();
-		int save = daemon_persist_throttled(&D, now);
-		int timeout = control_next_timeout(&D.ctl, now);
-		if (save >= 0 && (timeout < 0 || save < timeout))
-			timeout = save;
-		int r = loop_run_once(&D.loop, timeout);
-		if (r < 0) {
-			log_err("epoll_wait: %s", strerror(-r));
-			break;
-		}
-		control_expire(&D.ctl, loop_now_ms());
-	}
 }
 
 /* The daemon's ledger lives next to the control socket (RUNSTATEDIR/turboschedd/ledger). */
@@ -183,49 +192,111 @@ static char *ledger_path_for(const char *socket_path)
 	return p;
 }
 
-int main(int argc, char **argv)
+/* 0 to go on; 1 after --help or --version; -EINVAL on a usage error (said on stderr). */
+static int parse_argv(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 	    {"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, 't'},
 	    {"foreground", no_argument, NULL, 'f'},   {"socket", required_argument, NULL, 's'},
 	    {"debug", no_argument, NULL, 'd'},        {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
-	const char *socket_path = ts_proto_default_socket();
-	bool check = false, foreground = false;
 	int c;
 
+	*a = (struct args){.socket_path = ts_proto_default_socket()};
 	while ((c = getopt_long(argc, argv, "c:tfs:dhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			D.config_path = optarg;
 			break;
 		case 't':
-			check = true;
+			a->check = true;
 			break;
 		case 'f':
-			foreground = true;
+			a->foreground = true;
 			break;
 		case 's':
-			socket_path = optarg;
+			a->socket_path = optarg;
 			break;
 		case 'd':
 			D.debug = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		case 'V':
 			printf("turboschedd %s\n", TURBOSCHED_VERSION);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 2;
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "turboschedd: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		fprintf(stderr, "turboschedd: unexpected argument '%s'; see turboschedd --help\n",
+		        argv[optind]);
+		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Loads the configuration into D.cfg; with check, says what it holds and frees it (1). */
+static int parse_config(bool check)
+{
+	_cleanup_free_ char *msgs = NULL;
+
+	if (daemon_load_config(&D, &D.cfg, &msgs) < 0) {
+		log_err("invalid configuration:\n%s", msgs ? msgs : "out of memory");
+		return -EINVAL;
+	}
+	if (!check)
+		return 0;
+	printf("configuration OK: %zu rules, %zu exclusions from",
+	       ts_config_count(D.cfg, TS_RULE_TAG), ts_config_count(D.cfg, TS_RULE_EXCLUDE));
+	for (size_t i = 0; i < D.cfg->nfiles; i++)
+		printf(" %s", D.cfg->files[i]);
+	printf("\n");
+	ts_config_free(TAKE_PTR(D.cfg));
+	return 1;
+}
+
+/* Start-up, READY=1 after the first scan, the loop until a signal, and the orderly stop. */
+static int run(const char *socket_path)
+{
+	int r = setup(socket_path);
+
+	if (r < 0)
+		return r;
+	daemon_adopt(&D);
+	engine_scan(&D.eng);
+	daemon_persist(&D);
+	log_info("started: %zu rules, %zu exclusions, %zu tasks tagged",
+	         ts_config_count(D.cfg, TS_RULE_TAG), ts_config_count(D.cfg, TS_RULE_EXCLUDE),
+	         ts_ledger_count_tagged(&D.eng.ledger));
+	daemon_update_status(&D);
+	notify_ready();
+	r = sd_event_loop(D.event);
+	if (r < 0)
+		log_err("the event loop failed: %s; stopping", strerror(-r));
+	notify_stopping();
+	if (D.cfg->daemon.restore_on_stop)
+		log_info("stopping: restored %zu tasks", engine_restore_all(&D.eng));
+	else
+		log_info("stopping: restore_on_stop = no, %zu tags left in place",
+		         ts_ledger_count_tagged(&D.eng.ledger));
+	/* What is left (manual tags, failed restores) is adopted by the next start. */
+	daemon_persist(&D);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_free_ char *ledger_path = NULL;
+	struct args a;
+	int r;
+
+	r = parse_argv(argc, argv, &a);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
 	/*
 	 * A ledger save or a "tasks" reply with thousands of entries needs a buffer of a few
 	 * MiB for a moment. With a fixed mmap threshold glibc maps such buffers and unmaps them
@@ -234,58 +305,26 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* The journal reads "<N>" prefixes from a service's stderr as the priority. */
-	log_use_journal_prefix(!foreground && getenv("JOURNAL_STREAM") != NULL);
-
-	char *msgs = NULL;
-	if (daemon_load_config(&D, &D.cfg, &msgs) < 0) {
-		log_err("invalid configuration:\n%s", msgs ? msgs : "out of memory");
-		free(msgs);
-		return 1;
-	}
-	if (check) {
-		printf("configuration OK: %zu rules, %zu exclusions from",
-		       ts_config_count(D.cfg, TS_RULE_TAG),
-		       ts_config_count(D.cfg, TS_RULE_EXCLUDE));
-		for (size_t i = 0; i < D.cfg->nfiles; i++)
-			printf(" %s", D.cfg->files[i]);
-		printf("\n");
-		ts_config_free(D.cfg);
-		return 0;
-	}
+	log_use_journal_prefix(!a.foreground && getenv("JOURNAL_STREAM") != NULL);
+	r = parse_config(a.check);
+	if (r != 0)
+		return r > 0 ? 0 : 1;
 	log_set_level(D.debug ? LOG_DEBUG : D.cfg->daemon.log_level);
 	D.started = D.loaded = time(NULL);
 	engine_init(&D.eng, D.cfg);
-
-	char *ledger_path = ledger_path_for(socket_path);
+	ledger_path = ledger_path_for(a.socket_path);
 	D.ledger_path = ledger_path;
-	int r = setup(socket_path);
-	if (r == 0) {
-		daemon_adopt(&D);
-		engine_scan(&D.eng);
-		daemon_persist(&D);
-		log_info("started: %zu rules, %zu exclusions, %zu tasks tagged",
-		         ts_config_count(D.cfg, TS_RULE_TAG),
-		         ts_config_count(D.cfg, TS_RULE_EXCLUDE),
-		         ts_ledger_count_tagged(&D.eng.ledger));
-		daemon_update_status(&D);
-		notify_ready();
-		run();
-		notify_stopping();
-		if (D.cfg->daemon.restore_on_stop)
-			log_info("stopping: restored %zu tasks", engine_restore_all(&D.eng));
-		else
-			log_info("stopping: restore_on_stop = no, %zu tags left in place",
-			         ts_ledger_count_tagged(&D.eng.ledger));
-		/* What is left (manual tags, failed restores) is adopted by the next start. */
-		daemon_persist(&D);
-	}
+
+	r = run(a.socket_path);
+
 	control_close(&D.ctl);
-	if (nl_src.fd > 0)
-		procconn_close(nl_src.fd);
+	D.recheck = sd_event_source_disable_unref(D.recheck);
+	D.persist = sd_event_source_disable_unref(D.persist);
+	/* Frees the signal, post and proc connector sources with it. */
+	D.event = sd_event_unref(D.event);
+	procconn_close(procconn_fd);
 	engine_free(&D.eng);
 	ts_config_free(D.cfg);
 	free(D.reload_error);
-	free(ledger_path);
-	loop_close(&D.loop);
-	return r == 0 ? 0 : 1;
+	return r < 0 ? 1 : 0;
 }

@@ -38,20 +38,6 @@ void notify_stopping(void)
 	sd_notify(0, "STOPPING=1");
 }
 
-void notify_watchdog(void)
-{
-	sd_notify(0, "WATCHDOG=1");
-}
-
-uint64_t notify_watchdog_period_ms(void)
-{
-	uint64_t usec = 0;
-	if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
-		return 0;
-	/* Twice per period, as sd_watchdog_enabled(3) recommends. */
-	return usec / 2000 ? usec / 2000 : 1;
-}
-
 int notify_under_systemd(void)
 {
 	return getenv("NOTIFY_SOCKET") != NULL;

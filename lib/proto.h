@@ -24,6 +24,7 @@
 
 #include "ledger.h"
 #include "rules.h"
+#include "task.h"
 
 #define TS_PROTO_VERSION 1
 #define TS_PROTO_HDR_LEN 4
@@ -110,33 +111,137 @@ json_object *ts_reply_tasks(const struct ts_ledger *l);
 /* Reads a "tasks" reply into l (appends; malformed entries are skipped). 0, -EPROTO or -ENOMEM. */
 int ts_reply_tasks_parse(json_object *resp, struct ts_ledger *l);
 
-/* The rule set as {"rules":[{name,kind,threads,comm[],cgroup[],user[],file,line}...]} fields. */
+/*
+ * Typed replies. The daemon fills a struct and ts_reply_*() makes the wire object; turboschedctl
+ * gets the struct back from ts_reply_*_parse() and, for --json, the same object again. JSON keys
+ * are known here and nowhere else. A parsed struct's strings point into the response object, so
+ * keep that until done with the struct.
+ */
+
+/* The counters of "stats" and "control", in wire order: X(name) each. */
+/* clang-format off */
+#define TS_STATUS_STATS(X) \
+	X(events) X(scans) X(rescans) X(tagged) X(restored) X(vanished) X(failures) X(external) \
+	X(skipped) X(late) X(lag_max_us)
+#define TS_STATUS_CONTROL(X) X(served) X(refused) X(timeouts) X(evicted) X(rejected) X(uid_limited)
+/* clang-format on */
+#define TS_STATUS_FIELD(name) uint64_t name;
+/* Failed tags by cause, at most this many causes (the daemon keeps ENGINE_CAUSES). */
+#define TS_STATUS_CAUSES 8
+
+struct ts_status {
+	pid_t pid;
+	const char *version;
+	int64_t started;
+	bool has_config;
+	struct {
+		const char *const *files;
+		size_t nfiles;
+		int64_t loaded;
+		uint64_t rules, excludes;
+		int64_t recheck_interval_ms;
+		bool restore_on_stop;
+	} config;
+	struct {
+		uint64_t count, failures;
+		const char *error; /* NULL: the last reload worked */
+	} last_reload;
+	uint64_t tagged;
+	struct {
+		TS_STATUS_STATS(TS_STATUS_FIELD)
+		int late_ms;
+		struct {
+			const char *name; /* "EPERM", ..., "other" */
+			uint64_t count;
+		} causes[TS_STATUS_CAUSES];
+		size_t ncauses;
+	} stats;
+	bool has_proc_connector;
+	struct {
+		bool subscribed;
+		const char *error;
+	} proc_connector;
+	const char *degraded; /* NULL: not degraded */
+	bool has_control;
+	struct {
+		TS_STATUS_CONTROL(TS_STATUS_FIELD)
+	} control;
+};
+
+json_object *ts_reply_status(const struct ts_status *s);
+/*
+ * Fields the reply lacks stay zero (has_* false for whole parts): an older or a test daemon may
+ * send less. 0, -EPROTO (not an object) or -ENOMEM. Free with ts_status_free().
+ */
+int ts_reply_status_parse(json_object *resp, struct ts_status *out);
+void ts_status_free(struct ts_status *s);
+/*
+ * turboschedctl status --json's "daemon" object: pid, version, tagged, last_reload {count,
+ * failures, ok, error}, stats, control, proc_connector, degraded, each null without s or the part.
+ */
+void ts_status_add_summary(json_object *o, const struct ts_status *s);
+
+/* The rule set as the "rules" array [{name,kind,threads,comm[],cgroup[],user[],file,line}...]. */
 json_object *ts_rules_to_json(const struct ts_ruleset *rs);
 
-struct ts_task;
+/* The "rules" reply, from the daemon (with its files) or from the configuration on disk. */
+struct ts_rules_reply {
+	struct ts_ruleset rules;
+	char **files; /* NULL when the reply names none */
+	size_t nfiles;
+	bool from_config; /* "source":"config": turboschedctl read the configuration itself */
+};
+
+/* {"ok":true,"rules":[...],"files":[...] unless files is NULL,"source":"config" if from_config} */
+json_object *ts_reply_rules(const struct ts_ruleset *rs, char *const *files, size_t nfiles,
+                            bool from_config);
+/* Copies what it reads (rules owns its strings). 0, -EPROTO or -ENOMEM. */
+int ts_reply_rules_parse(json_object *resp, struct ts_rules_reply *out);
+void ts_rules_reply_free(struct ts_rules_reply *r);
+
+/* One rule's part in an explanation: ts_rule_result with the rule by name. */
+struct ts_explain_rule {
+	const char *name;
+	enum ts_rule_kind kind;
+	enum ts_rule_threads threads; /* "subject": "process" for all, "thread" for matched */
+	bool matched;
+	struct ts_field_result field[TS_FIELD_COUNT];
+};
+
+/* The decision for one thread and its process, field by field, and who owns the task. */
+struct ts_explain {
+	pid_t pid, tgid;
+	char comm[TS_COMM_LEN], process_comm[TS_COMM_LEN], cgroup[TS_CGROUP_LEN];
+	uid_t uid; /* effective */
+	int jitter;
+	enum ts_verdict_kind verdict;
+	const char *rule; /* the deciding rule; NULL for none */
+	struct ts_explain_rule *rules;
+	size_t nrules;
+	/* The reply's, not the matcher's: */
+	bool from_config; /* "source": "config" (turboschedctl alone) or "daemon" */
+	bool owned;       /* "registry": either ledger has the task; then owner is its entry */
+	struct ts_ledger_entry owner;
+};
+
 /*
- * Explains the decision for one thread and its process: pid, tgid, comm, cgroup, uid, verdict,
- * rule, and per rule which fields matched. The daemon and turboschedctl's offline explain both
- * use this, over the same ts_ruleset_explain().
+ * Runs ts_ruleset_explain() for a thread and its process; strings of rules point into rs. The
+ * daemon and turboschedctl's offline explain both use this. 0 or -ENOMEM.
+ */
+int ts_explain_build(const struct ts_ruleset *rs, const struct ts_task *thread,
+                     const struct ts_task *process, struct ts_explain *out);
+/* ts_rules_read_task() + ts_explain_build() for a PID or TID: 0, -ESRCH (no such task), -errno. */
+int ts_explain_pid(const struct ts_ruleset *rs, pid_t pid, struct ts_explain *out);
+void ts_explain_free(struct ts_explain *e);
+/*
+ * The explanation as JSON: pid, tgid, comm, process_comm, cgroup, uid, jitter, verdict, rule,
+ * rules[{name, kind, subject, matched, fields{FIELD:{matched, pattern}}}].
  */
 json_object *ts_explain_to_json(const struct ts_ruleset *rs, const struct ts_task *thread,
                                 const struct ts_task *process);
-
-/*
- * ts_rules_read_task() + ts_explain_to_json() for a PID or TID. NULL with *err = -ESRCH when there
- * is no such task, or another -errno.
- */
-json_object *ts_explain_pid(const struct ts_ruleset *rs, pid_t pid, int *err);
-
-/*
- * Sends one request and waits for the response (at most timeout_ms in total). 0 and *resp (caller
- * puts), or -errno: -ENOENT or -ECONNREFUSED when the daemon is not running, -EACCES, -ETIMEDOUT,
- * -EMSGSIZE, -EPROTO (garbled response).
- */
-int ts_proto_call(const char *path, const struct ts_request *req, int timeout_ms,
-                  json_object **resp);
-
-/* A sentence for ts_proto_call() errors, e.g. "turboschedd is not running (no socket at PATH)". */
-const char *ts_proto_strerror(int err);
+/* The "explain" reply: the above, then ok, source and registry (a ledger entry, or null). */
+json_object *ts_reply_explain(const struct ts_explain *e);
+/* 0, -EPROTO or -ENOMEM; free with ts_explain_free(). */
+int ts_reply_explain_parse(json_object *resp, struct ts_explain *out);
 
 #endif

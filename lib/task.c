@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "util.h"
 
 int ts_stat_parse(const char *line, struct ts_stat *out)
@@ -143,17 +144,20 @@ static int read_task_file(char **buf, pid_t tgid, pid_t tid, const char *name)
 	return gone(ts_read_pathf(buf, "/proc/%d/task/%d/%s", (int)tgid, (int)tid, name));
 }
 
+/* The task's stat line, parsed. 0, -ESRCH when it is gone, or -errno. */
+static int read_task_stat(pid_t tgid, pid_t tid, struct ts_stat *st)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r = read_task_file(&buf, tgid ? tgid : tid, tid, "stat");
+
+	return r < 0 ? r : ts_stat_parse(buf, st);
+}
+
 int ts_task_starttime(pid_t tgid, pid_t tid, unsigned long long *out)
 {
 	struct ts_stat st;
-	char *buf;
-	int r;
+	int r = read_task_stat(tgid, tid, &st);
 
-	r = read_task_file(&buf, tgid ? tgid : tid, tid, "stat");
-	if (r < 0)
-		return r;
-	r = ts_stat_parse(buf, &st);
-	free(buf);
 	if (r < 0)
 		return r;
 	*out = st.starttime;
@@ -192,11 +196,7 @@ int ts_task_read_parts(pid_t tgid, pid_t tid, unsigned int parts, struct ts_task
 	out->ruid = out->euid = (uid_t)-1;
 	out->jitter = -1;
 
-	r = read_task_file(&buf, dir, tid, "stat");
-	if (r < 0)
-		return r;
-	r = ts_stat_parse(buf, &st);
-	free(buf);
+	r = read_task_stat(tgid, tid, &st);
 	if (r < 0)
 		return r;
 	out->starttime = st.starttime;

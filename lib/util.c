@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -186,4 +187,11 @@ bool ts_grow_array(void **v, size_t *cap, size_t n, size_t sz)
 	*v = nv;
 	*cap = ncap;
 	return true;
+}
+
+long long ts_now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }

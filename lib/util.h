@@ -39,4 +39,7 @@ int ts_parse_pid(const char *s, pid_t *out);
 /* "a regular file", "a directory", "a FIFO", ...: what a mode says a file is, for messages. */
 const char *ts_file_kind(mode_t m);
 
+/* Milliseconds of CLOCK_MONOTONIC, for deadlines (sd-event's clock too, in other units). */
+long long ts_now_ms(void);
+
 #endif

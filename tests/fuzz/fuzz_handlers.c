@@ -104,7 +104,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_set_level(LOG_EMERG); /* no journal noise per input */
 	if (ts_config_parse_buffer("fuzz.conf", conf, sizeof(conf) - 1, NULL, &D.cfg, &diag) != 0)
 		abort();
-	D.recheck_fd = -1;
 	D.config_path = "/nonexistent/turboschedd.conf"; /* reload fails, cleanly */
 	D.dropin_dir = "";
 	engine_init(&D.eng, D.cfg);

@@ -5,7 +5,7 @@
  *    does (ts_frame_complete() with the request limit), each payload parsed by
  *    ts_request_parse(); a request that parses must survive a round trip unchanged;
  *  - turboschedctl's side: the bytes are a response payload (ts_response_decode()), walked the
- *    way the CLI reads the daemon's ledger (lib/proto).
+ *    way the CLI reads the daemon's ledger, status, rules and explanations (lib/proto).
  * Any bytes must give a request, a response or a clear refusal: never a crash, leak, hang or
  * out-of-bounds access. Build with -Dfuzz=true and CC=clang; run tests/fuzz/run.
  */
@@ -76,6 +76,19 @@ static void check_response(const uint8_t *data, size_t size)
 	for (pid_t tid = 1; tid < 4; tid++)
 		(void)ts_ledger_find(&l, tid);
 	ts_ledger_free(&l);
+	/* The typed replies of status, rules and explain, as turboschedctl reads them. */
+	struct ts_status st;
+	if (ts_reply_status_parse(resp, &st) == 0)
+		json_object_put(ts_reply_status(&st));
+	ts_status_free(&st);
+	struct ts_rules_reply rr;
+	if (ts_reply_rules_parse(resp, &rr) == 0)
+		json_object_put(ts_reply_rules(&rr.rules, rr.files, rr.nfiles, rr.from_config));
+	ts_rules_reply_free(&rr);
+	struct ts_explain ex;
+	if (ts_reply_explain_parse(resp, &ex) == 0)
+		json_object_put(ts_reply_explain(&ex));
+	ts_explain_free(&ex);
 	json_object_put(resp);
 }
 

@@ -25,9 +25,24 @@
 #include "helpers.h"
 #include "log.h"
 #include "privs.h"
+#include "socket_client.h"
 #include "util.h"
 
-static struct loop loop;
+static sd_event *loop;
+
+/* One round of the event loop, waiting at most ms (was loop_run_once() of daemon/loop.c). */
+static void run_once(int ms)
+{
+	ck_assert_int_ge(sd_event_run(loop, ms < 0 ? UINT64_MAX : (uint64_t)ms * 1000), 0);
+}
+
+/* The socket as kill -9 leaves it: out of the loop and closed, the file still there. */
+static void kill9(struct control *c)
+{
+	c->listen = sd_event_source_disable_unref(c->listen);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	close(c->listen_fd);
+}
 static struct control ctl;
 static char path[108];
 static int handled;
@@ -66,14 +81,14 @@ static void setup(void)
 	handled = warnings = 0;
 	log_set_sink(sink);
 	log_set_level(LOG_DEBUG);
-	ck_assert_int_eq(loop_init(&loop), 0);
-	ck_assert_int_eq(control_open(&ctl, &loop, path, echo_handler, NULL), 0);
+	ck_assert_int_eq(sd_event_new(&loop), 0);
+	ck_assert_int_eq(control_open(&ctl, loop, path, echo_handler, NULL), 0);
 }
 
 static void teardown(void)
 {
 	control_close(&ctl);
-	loop_close(&loop);
+	loop = sd_event_unref(loop);
 	log_set_sink(NULL);
 }
 
@@ -101,7 +116,7 @@ static char *response(int fd)
 	static char buf[65536];
 	size_t have = 0, plen = 0;
 	for (int i = 0; i < 200; i++) {
-		loop_run_once(&loop, 10);
+		run_once(10);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, 0) <= 0)
 			continue;
@@ -172,8 +187,8 @@ START_TEST(test_silent_client_times_out_without_blocking)
 {
 	ctl.timeout_ms = 50;
 	int silent = connect_client();
-	loop_run_once(&loop, 10); /* accepted */
-	int t = control_next_timeout(&ctl, loop_now_ms());
+	run_once(10); /* accepted */
+	int t = control_next_timeout(&ctl, ts_now_ms());
 	ck_assert_int_ge(t, 0);
 	ck_assert_int_le(t, 50);
 	/* Meanwhile another client is served. */
@@ -183,15 +198,15 @@ START_TEST(test_silent_client_times_out_without_blocking)
 	ck_assert_ptr_nonnull(response(fd));
 	close(fd);
 	/* The loop's own timeout wakes it at the deadline; no sleeping here. */
-	long long end = loop_now_ms() + 2000;
-	while (ctl.st.timeouts == 0 && loop_now_ms() < end) {
-		loop_run_once(&loop, control_next_timeout(&ctl, loop_now_ms()));
-		control_expire(&ctl, loop_now_ms());
+	long long end = ts_now_ms() + 2000;
+	while (ctl.st.timeouts == 0 && ts_now_ms() < end) {
+		run_once(control_next_timeout(&ctl, ts_now_ms()));
+		control_expire(&ctl, ts_now_ms());
 	}
 	ck_assert_uint_eq(ctl.st.timeouts, 1);
 	char c;
 	ck_assert_int_eq(read(silent, &c, 1), 0); /* dropped */
-	ck_assert_int_eq(control_next_timeout(&ctl, loop_now_ms()), -1);
+	ck_assert_int_eq(control_next_timeout(&ctl, ts_now_ms()), -1);
 	close(silent);
 }
 END_TEST
@@ -201,10 +216,10 @@ END_TEST
 static char *read_frame(int fd, int ms, char *buf, size_t cap)
 {
 	size_t have = 0, plen = 0;
-	long long end = loop_now_ms() + ms;
-	while (loop_now_ms() < end) {
+	long long end = ts_now_ms() + ms;
+	while (ts_now_ms() < end) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, (int)(end - loop_now_ms())) <= 0)
+		if (poll(&p, 1, (int)(end - ts_now_ms())) <= 0)
 			continue;
 		ssize_t n = read(fd, buf + have, cap - 1 - have);
 		if (n <= 0)
@@ -233,9 +248,9 @@ START_TEST(test_client_limit)
 	/* Accept as we go: a full listen backlog would block connect(). */
 	for (int i = 0; i <= CONTROL_MAX_CLIENTS; i++) {
 		fds[i] = connect_client();
-		long long end = loop_now_ms() + 2000;
-		while (clients_used() + ctl.st.evicted < (size_t)i + 1 && loop_now_ms() < end)
-			loop_run_once(&loop, 10);
+		long long end = ts_now_ms() + 2000;
+		while (clients_used() + ctl.st.evicted < (size_t)i + 1 && ts_now_ms() < end)
+			run_once(10);
 	}
 	/* Full: the longest-connected silent client made room for the newest, and was told. */
 	ck_assert_uint_eq(ctl.st.evicted, 1);
@@ -303,16 +318,16 @@ static void calls_and_exit(int n)
 static int serve_until_exit(pid_t child, int ms)
 {
 	int st = 0;
-	long long end = loop_now_ms() + ms;
+	long long end = ts_now_ms() + ms;
 	while (waitpid(child, &st, WNOHANG) == 0) {
-		if (loop_now_ms() > end) {
+		if (ts_now_ms() > end) {
 			kill(child, SIGKILL);
 			waitpid(child, &st, 0);
 			return -1;
 		}
-		int to = control_next_timeout(&ctl, loop_now_ms());
-		loop_run_once(&loop, to < 0 || to > 10 ? 10 : to);
-		control_expire(&ctl, loop_now_ms());
+		int to = control_next_timeout(&ctl, ts_now_ms());
+		run_once(to < 0 || to > 10 ? 10 : to);
+		control_expire(&ctl, ts_now_ms());
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -337,9 +352,9 @@ START_TEST(test_flood_by_one_user_locks_out_nobody)
 			flood_forever();
 	}
 	/* Let the flood fill the table. */
-	long long start = loop_now_ms(), t = start + 300;
-	while (loop_now_ms() < t)
-		loop_run_once(&loop, 10);
+	long long start = ts_now_ms(), t = start + 300;
+	while (ts_now_ms() < t)
+		run_once(10);
 	pid_t admin = fork_as(0);
 	if (admin == 0)
 		calls_and_exit(CALLS);
@@ -362,7 +377,7 @@ START_TEST(test_flood_by_one_user_locks_out_nobody)
 	ck_assert_msg(other_failed == 0, "another user: %d of %d calls failed in the flood",
 	              other_failed, CALLS);
 	/* The flood is held, not churned: each held connection costs one accept a second. */
-	long long secs = (loop_now_ms() - start) / 1000 + 1;
+	long long secs = (ts_now_ms() - start) / 1000 + 1;
 	unsigned long long turned = ctl.st.evicted + ctl.st.rejected + ctl.st.uid_limited;
 	ck_assert_msg(turned < (unsigned long long)(100 * secs),
 	              "%llu connections turned away in %lld s: the flood is churning", turned,
@@ -421,7 +436,7 @@ START_TEST(test_many_bad_clients_do_not_block)
 		ck_assert_msg(r == 0, "bad client %d: connect: %s", i, strerror(errno));
 		/* Every kind of misbehaviour, and the last 64 hold their slots (silent, slow). */
 		misbehave(bad[i], i < NBAD - 64 ? i : i % 2 ? 0 : 4);
-		loop_run_once(&loop, 0);
+		run_once(0);
 	}
 	pid_t child = fork();
 	ck_assert_int_ge(child, 0);
@@ -432,15 +447,15 @@ START_TEST(test_many_bad_clients_do_not_block)
 		_exit(r == 0 && ts_response_check(resp, NULL) == 0 ? 0 : 10 - r);
 	}
 	int st = 0;
-	long long start = loop_now_ms(), worst = 0;
+	long long start = ts_now_ms(), worst = 0;
 	pid_t w = 0;
-	while (w == 0 && loop_now_ms() - start < DEADLINE_MS + 1000) {
-		long long t0 = loop_now_ms();
+	while (w == 0 && ts_now_ms() - start < DEADLINE_MS + 1000) {
+		long long t0 = ts_now_ms();
 		int to = control_next_timeout(&ctl, t0);
-		loop_run_once(&loop, to < 0 || to > 20 ? 20 : to);
-		control_expire(&ctl, loop_now_ms());
-		if (loop_now_ms() - t0 > worst)
-			worst = loop_now_ms() - t0;
+		run_once(to < 0 || to > 20 ? 20 : to);
+		control_expire(&ctl, ts_now_ms());
+		if (ts_now_ms() - t0 > worst)
+			worst = ts_now_ms() - t0;
 		w = waitpid(child, &st, WNOHANG);
 	}
 	if (w == 0) {
@@ -453,11 +468,11 @@ START_TEST(test_many_bad_clients_do_not_block)
 	              WEXITSTATUS(st));
 	/* Now every bad client is answered or dropped by its deadline. */
 	size_t finished = 0;
-	long long end = loop_now_ms() + 5 * ctl.timeout_ms;
-	while (finished < NBAD && loop_now_ms() < end) {
-		int to = control_next_timeout(&ctl, loop_now_ms());
-		loop_run_once(&loop, to < 0 || to > 20 ? 20 : to);
-		control_expire(&ctl, loop_now_ms());
+	long long end = ts_now_ms() + 5 * ctl.timeout_ms;
+	while (finished < NBAD && ts_now_ms() < end) {
+		int to = control_next_timeout(&ctl, ts_now_ms());
+		run_once(to < 0 || to > 20 ? 20 : to);
+		control_expire(&ctl, ts_now_ms());
 		finished = 0;
 		for (int i = 0; i < NBAD; i++) {
 			char b[4096];
@@ -468,7 +483,7 @@ START_TEST(test_many_bad_clients_do_not_block)
 		}
 	}
 	ck_assert_uint_eq(finished, NBAD);
-	ck_assert_int_eq(control_next_timeout(&ctl, loop_now_ms()), -1);
+	ck_assert_int_eq(control_next_timeout(&ctl, ts_now_ms()), -1);
 	ck_assert_uint_ge(ctl.st.served, 1);
 	ck_assert_msg(worst < 200, "one loop round took %lld ms", worst);
 	for (int i = 0; i < NBAD; i++)
@@ -485,7 +500,7 @@ START_TEST(test_socket_owner_and_modes)
 	snprintf(dir, sizeof(dir), "/tmp/ts-modes-%d", getpid());
 	snprintf(sock, sizeof(sock), "%s/sub/control", dir);
 	mode_t old = umask(0077);
-	ck_assert_int_eq(control_open(&c2, &loop, sock, echo_handler, NULL), 0);
+	ck_assert_int_eq(control_open(&c2, loop, sock, echo_handler, NULL), 0);
 	umask(old);
 	ck_assert_int_eq(stat(sock, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
@@ -515,7 +530,7 @@ START_TEST(test_socket_path_not_clobbered)
 	fputs("keep me\n", f);
 	fclose(f);
 	memset(&c2, 0, sizeof(c2));
-	ck_assert_int_eq(control_open(&c2, &loop, file, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(control_open(&c2, loop, file, echo_handler, NULL), -EEXIST);
 	ck_assert_int_eq(stat(file, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
 	ck_assert_int_eq(st.st_size, 8);
@@ -525,28 +540,26 @@ START_TEST(test_socket_path_not_clobbered)
 	/* A symbolic link to it: not followed, not removed. */
 	snprintf(other, sizeof(other), "%s/link", dir);
 	ck_assert_int_eq(symlink(file, other), 0);
-	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), -EEXIST);
 	ck_assert_int_eq(lstat(other, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	unlink(other);
 	/* A directory. */
 	ck_assert_int_eq(mkdir(other, 0755), 0);
-	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+	ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), -EEXIST);
 	ck_assert_int_eq(rmdir(other), 0);
 	/* A stale socket of ours (its daemon killed) is replaced. */
-	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
-	loop_del(&loop, &c2.listen);
-	close(c2.listen.fd); /* as kill -9 leaves it: the file stays, nobody answers */
+	ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), 0);
+	kill9(&c2); /* the file stays, nobody answers */
 	ck_assert_int_eq(lstat(other, &st), 0);
-	ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
+	ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), 0);
 	control_close(&c2);
 	/* A stale socket of another user is not ours to remove. */
 	if (geteuid() == 0) {
-		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), 0);
-		loop_del(&loop, &c2.listen);
-		close(c2.listen.fd);
+		ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), 0);
+		kill9(&c2);
 		ck_assert_int_eq(lchown(other, 65534, 65534), 0);
-		ck_assert_int_eq(control_open(&c2, &loop, other, echo_handler, NULL), -EEXIST);
+		ck_assert_int_eq(control_open(&c2, loop, other, echo_handler, NULL), -EEXIST);
 		ck_assert_ptr_nonnull(strstr(c2.err, "is a stale socket of uid 65534, not ours"));
 		unlink(other);
 	}
@@ -558,7 +571,7 @@ END_TEST
 START_TEST(test_second_daemon_refused)
 {
 	struct control other;
-	ck_assert_int_eq(control_open(&other, &loop, path, echo_handler, NULL), -EADDRINUSE);
+	ck_assert_int_eq(control_open(&other, loop, path, echo_handler, NULL), -EADDRINUSE);
 }
 END_TEST
 
@@ -654,9 +667,9 @@ START_TEST(test_userns_peer_refused)
 		close(p[1]);
 		int st;
 		pid_t w = 0;
-		long long end = loop_now_ms() + 5000;
-		while ((w = waitpid(c, &st, WNOHANG)) == 0 && loop_now_ms() < end)
-			loop_run_once(&loop, 10);
+		long long end = ts_now_ms() + 5000;
+		while ((w = waitpid(c, &st, WNOHANG)) == 0 && ts_now_ms() < end)
+			run_once(10);
 		ck_assert_int_eq(w, c);
 		ck_assert(WIFEXITED(st));
 		if (WEXITSTATUS(st) == 77) {
@@ -842,7 +855,6 @@ START_TEST(test_daemon_commands)
 	struct daemon d;
 	struct ts_diag diag;
 	memset(&d, 0, sizeof(d));
-	d.recheck_fd = -1;
 	ck_assert_int_eq(
 	    ts_config_parse_buffer("d.conf", text, sizeof(text) - 1, NULL, &d.cfg, &diag), 0);
 	tree_new();

@@ -425,7 +425,6 @@ static void daemon_over_cfg(struct daemon *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->cfg = cfg;
-	d->recheck_fd = -1;
 	engine_init(&d->eng, cfg);
 }
 
@@ -472,8 +471,8 @@ START_TEST(test_degraded_daemon_says_so)
 	/* One warning per cause so far, the rest counted. */
 	ck_assert_int_eq(warnings_seen, 2);
 	/* After the quiet time the cause speaks again, with what it did not say. */
-	long long end = loop_now_ms() + 2000;
-	while (loop_now_ms() < end && loop_now_ms() - d.eng.causes[0].logged_ms <= 100)
+	long long end = ts_now_ms() + 2000;
+	while (ts_now_ms() < end && ts_now_ms() - d.eng.causes[0].logged_ms <= 100)
 		;
 	engine_scan(&d.eng);
 	ck_assert_int_ge(warnings_seen, 3);
@@ -728,7 +727,6 @@ START_TEST(test_reload)
 	memset(&d, 0, sizeof(d));
 	d.config_path = path;
 	d.dropin_dir = "";
-	d.recheck_fd = -1;
 	char *msgs;
 	ck_assert_int_eq(daemon_load_config(&d, &d.cfg, &msgs), 0);
 	engine_init(&d.eng, d.cfg);

@@ -57,7 +57,6 @@ static void daemon_start(struct daemon *d)
 {
 	struct ts_diag diag;
 	memset(d, 0, sizeof(*d));
-	d->recheck_fd = -1;
 	d->ledger_path = path;
 	ck_assert_int_eq(
 	    ts_config_parse_buffer("r.conf", conf, sizeof(conf) - 1, NULL, &d->cfg, &diag), 0);

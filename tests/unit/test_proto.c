@@ -14,6 +14,7 @@
 #include "config.h"
 #include "helpers.h"
 #include "proto.h"
+#include "socket_client.h"
 #include "task.h"
 
 START_TEST(test_frame)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Turn the BENCH lines of the bench guests' consoles into report.md, results.csv and gnuplot
-scripts (tests/bench/run runs gnuplot on them).  Standard library only."""
+scripts (bench/run runs gnuplot on them).  Standard library only."""
 
 import argparse
 import csv
@@ -227,7 +227,7 @@ def main():
                   "QEMU's round robin (CPU 1 after 0, CPU 4 after 3) is the one to watch: on "
                   "x86_64 it is the hog's SMT sibling, where packing puts the jitter threads. "
                   "QEMU 7.2 starves it under -icount (wake-ups milliseconds late); QEMU 8.1 and "
-                  "later share the budget (tests/bench/notes.md, \"Emulator\").\n")
+                  "later share the budget (bench/notes.md, \"Emulator\").\n")
         what = {"0-1": "hog's sibling, next in the round robin",
                 "0-2": "another core of the hog's node",
                 "1-0": "hog's sibling, before it in the round robin",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Helpers shared by the benchmark programs of tests/bench/ (on top of tests/guest/ktest.h):
+ * Helpers shared by the benchmark programs of bench/ (on top of tests/guest/ktest.h):
  * latency sample sets with percentiles, time arithmetic and the "BENCH key=value" report line
- * that tests/bench/run parses.
+ * that bench/run parses.
  */
 #ifndef BENCH_H
 #define BENCH_H
