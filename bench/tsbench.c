@@ -440,6 +440,30 @@ static char *cpu_list_of(const double *v, double total, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The wake-up lateness of every period as a sparse histogram of 10 us buckets, "BENCH lathist
+ * label=L n=N h=B:C,B:C,..." (B the bucket's lower bound in us): runs can then be pooled, so
+ * that a percentile is quoted only where enough samples lie beyond it (bench/latency).
+ */
+static void lat_hist_line(struct bn_samples *lat, const char *label)
+{
+	size_t i = 0;
+
+	bn_quantile(lat, 0); /* sorts */
+	printf("BENCH lathist label=%s n=%zu h=", label, lat->n);
+	while (i < lat->n) {
+		long b = lat->v[i] < 0 ? 0 : (long)(lat->v[i] / 10);
+		size_t c = 0;
+
+		while (i < lat->n && (lat->v[i] < 0 ? 0 : (long)(lat->v[i] / 10)) == b) {
+			c++;
+			i++;
+		}
+		printf("%s%ld:%zu", c == i ? "" : ",", b * 10, c);
+	}
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	int spread[KT_MAX_CPUS], nspread, nthr, sysctl_was, spawner_rc = 0;
@@ -648,6 +672,7 @@ int main(int argc, char **argv)
 
 	bn_kv("jitter_cpus", "%s", cpu_list_of(jit_cpu, jit_total, buf, sizeof(buf)));
 	bn_end();
+	lat_hist_line(&lat, o.label);
 
 	/* Per-thread residency: the share of each thread's window CPU time on each CPU. */
 	for (int i = 0; i < nthr; i++) {
