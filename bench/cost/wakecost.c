@@ -29,6 +29,7 @@
 #define HIST_PATH "/sys/kernel/debug/wakecost"
 #define MAX_BUCKETS 4096
 #define MAX_TASKS 256
+#define BUCKET_NS 40 /* WAKECOST_NS of measure-select.patch */
 
 struct hist {
 	long ns[MAX_BUCKETS];
@@ -99,7 +100,7 @@ static void hist_read(struct hist *h)
 	fclose(f);
 }
 
-/* The bucket holding the @q quantile, reported at its middle (buckets are 10 ns wide). */
+/* The bucket holding the @q quantile, reported at its middle. */
 static long hist_quantile(const struct hist *h, double q)
 {
 	unsigned long long want = (unsigned long long)(q * h->total), seen = 0;
@@ -107,9 +108,9 @@ static long hist_quantile(const struct hist *h, double q)
 	for (int i = 0; i < h->n; i++) {
 		seen += h->count[i];
 		if (seen > want)
-			return h->ns[i] + 5;
+			return h->ns[i] + BUCKET_NS / 2;
 	}
-	return h->n ? h->ns[h->n - 1] + 5 : -1;
+	return h->n ? h->ns[h->n - 1] + BUCKET_NS / 2 : -1;
 }
 
 static double hist_mean(const struct hist *h)
@@ -117,7 +118,7 @@ static double hist_mean(const struct hist *h)
 	double sum = 0;
 
 	for (int i = 0; i < h->n; i++)
-		sum += (h->ns[i] + 5.0) * h->count[i];
+		sum += (h->ns[i] + BUCKET_NS / 2.0) * h->count[i];
 	return h->total ? sum / h->total : -1;
 }
 
