@@ -80,7 +80,6 @@ static void print_human(FILE *f, const struct jitter_list *jl)
 int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct client_ledger reg;
@@ -90,15 +89,8 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	bool have_topo;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			fprintf(opts->out,
-			        "Usage: turboschedctl tasks\n"
-			        "List every jitter task (util_max = 0) and who tagged it.\n");
-			return CLI_EXIT_OK;
-		}
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1)
 		return cli_unknown_option(opts->err, "tasks", argv[optind - 1]);
-	}
 	if (optind < argc) {
 		cli_err(opts->err, "tasks takes no arguments");
 		return CLI_EXIT_USAGE;
