@@ -433,7 +433,8 @@ static int status_gather(const struct cli_opts *o, const struct status_args *a,
 		map_domains(v);
 		sample_busy(&v->topo, a->sample_ms, v->cv);
 	}
-	r = jitter_scan(v->topo_err == 0 ? &v->topo : NULL, NULL, NULL, &v->jl);
+	/* TID, comm and CPU: all in stat. */
+	r = jitter_scan(v->topo_err == 0 ? &v->topo : NULL, NULL, NULL, 0, &v->jl);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < v->jl.n; i++)

@@ -99,7 +99,9 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	/* Read-only: no lock, the file is replaced atomically. */
 	manual_ledger_load(opts->err, &manual);
 	client_ledger_load(opts, &reg);
-	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg, &jl);
+	/* The kernel's own jitter flag (sched) is in the JSON only. */
+	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg,
+	                TS_TASK_STATUS | TS_TASK_CGROUP | (opts->json ? TS_TASK_SCHED : 0), &jl);
 	if (r < 0) {
 		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
 	} else if (opts->json) {

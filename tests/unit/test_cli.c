@@ -219,7 +219,7 @@ START_TEST(scan_with_daemon_registry)
 	    "\"since\":0,\"util_min\":0,\"util_max\":1024,\"min_lowered\":false}]}");
 	ck_assert_int_eq(ts_reply_tasks_parse(resp, &reg.l), 0);
 	json_object_put(resp);
-	ck_assert_int_eq(jitter_scan(NULL, NULL, &reg, &jl), 0);
+	ck_assert_int_eq(jitter_scan(NULL, NULL, &reg, TS_TASK_ALL, &jl), 0);
 	ck_assert_uint_eq(jl.n, 3);
 	ck_assert_int_eq(jl.v[0].by, TAGGED_RULE);
 	ck_assert_str_eq(jl.v[0].rule, "housekeeping");
