@@ -75,3 +75,13 @@ void client_ledger_free(struct client_ledger *dl)
 	ts_ledger_free(&dl->l);
 	memset(dl, 0, sizeof(*dl));
 }
+
+size_t client_ledger_rule_count(const struct client_ledger *dl, const char *rule)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < dl->l.n; i++)
+		if (ts_owner_is_daemon(dl->l.v[i].owner) && strcmp(dl->l.v[i].rule, rule) == 0)
+			n++;
+	return n;
+}

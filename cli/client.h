@@ -45,5 +45,7 @@ struct client_ledger {
 /* Asks the daemon for its ledger; never fails (an unreachable daemon is recorded in dl). */
 void client_ledger_load(const struct cli_opts *o, struct client_ledger *dl);
 void client_ledger_free(struct client_ledger *dl);
+/* How many tasks the daemon's rule of this name has tagged now (inherited tags included). */
+size_t client_ledger_rule_count(const struct client_ledger *dl, const char *rule);
 
 #endif

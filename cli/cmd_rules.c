@@ -22,21 +22,32 @@ static void join(char *const *v, size_t n, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void print_table(FILE *f, const struct ts_ruleset *rs)
+/* Tasks a rule has tagged now; "-" for exclusions and when the daemon was not asked. */
+static void tagged_str(const struct ts_rule *r, const struct client_ledger *l, char *buf,
+                       size_t len)
 {
-	static const char *const hdr[] = {"KIND",   "NAME", "THREADS",   "COMM",
-	                                  "CGROUP", "USER", "DEFINED AT"};
+	if (r->kind == TS_RULE_EXCLUDE || !l->reachable)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%zu", client_ledger_rule_count(l, r->name));
+}
+
+static void print_table(FILE *f, const struct ts_ruleset *rs, const struct client_ledger *l)
+{
+	static const char *const hdr[] = {"KIND", "NAME",   "TAGGED", "THREADS",
+	                                  "COMM", "CGROUP", "USER",   "DEFINED AT"};
 	struct table t;
-	table_init(&t, 7, hdr);
+	table_init(&t, 8, hdr);
 	for (size_t i = 0; i < rs->nrules; i++) {
 		const struct ts_rule *r = &rs->rules[i];
-		char comm[256], cg[256], user[128], at[320];
+		char comm[1024], cg[1024], user[256], at[320], tagged[24];
 		join(r->comm, r->ncomm, comm, sizeof(comm));
 		join(r->cgroup, r->ncgroup, cg, sizeof(cg));
 		join(r->user, r->nuser, user, sizeof(user));
 		snprintf(at, sizeof(at), "%s:%d", r->file, r->line);
-		table_add(&t, ts_rule_kind_name(r->kind), r->name, ts_rule_threads_name(r->threads),
-		          comm, cg, user, at);
+		tagged_str(r, l, tagged, sizeof(tagged));
+		table_add(&t, ts_rule_kind_name(r->kind), r->name, tagged,
+		          ts_rule_threads_name(r->threads), comm, cg, user, at);
 	}
 	if (t.nrows)
 		table_print(&t, f);
@@ -77,11 +88,28 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 		json_object_put(resp);
 		return CLI_EXIT_FAILURE;
 	}
-	if (o->json)
-		json_print_put(o->out,
-		               ts_reply_rules(&rr.rules, rr.files, rr.nfiles, rr.from_config));
-	else
-		print_table(o->out, &rr.rules);
+	struct client_ledger ledger = {0};
+	if (!cfg)
+		client_ledger_load(o, &ledger);
+	if (o->json) {
+		json_object *j = ts_reply_rules(&rr.rules, rr.files, rr.nfiles, rr.from_config);
+		json_object *arr = json_object_object_get(j, "rules");
+		/* "tagged": how many tasks each rule has tagged now (null: not known, or an
+		 * exclusion). */
+		for (size_t i = 0; i < rr.rules.nrules && arr; i++) {
+			const struct ts_rule *r = &rr.rules.rules[i];
+			json_object_object_add(
+			    json_object_array_get_idx(arr, i), "tagged",
+			    r->kind == TS_RULE_EXCLUDE || !ledger.reachable
+			        ? NULL
+			        : json_object_new_int64(
+			              (int64_t)client_ledger_rule_count(&ledger, r->name)));
+		}
+		json_print_put(o->out, j);
+	} else {
+		print_table(o->out, &rr.rules, &ledger);
+	}
+	client_ledger_free(&ledger);
 	if (cfg)
 		ts_config_free(cfg);
 	else

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "errors.h"
@@ -17,16 +18,23 @@
 #include "kernel.h"
 #include "output.h"
 #include "scan.h"
+#include "status.h"
 #include "topology.h"
 #include "util.h"
 
 #define DEFAULT_SAMPLE_MS 250
+#define DEFAULT_WATCH_S   2
 /* More names than this make the per-core line unreadable; "tasks" lists them all. */
 #define NAMES_PER_CORE 4
 
-struct core_view {
-	int busy_pct; /* -1 unknown */
-	size_t njitter;
+unsigned int cli_watch_rounds;
+
+enum status_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
+
+struct status_args {
+	long sample_ms;
+	long watch_s; /* 0: once */
+	enum status_format format;
 };
 
 static void sleep_ms(long ms)
@@ -154,18 +162,20 @@ static void jitter_names(char *buf, size_t len, const struct jitter_list *jl, si
 		snprintf(buf + off, len - off, " +%zu", more);
 }
 
-static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
+static int parse_args(const struct cli_opts *o, int argc, char **argv, struct status_args *a)
 {
+	enum { OPT_FORMAT = 256 };
 	static const struct option longopts[] = {
 	    {"sample", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
+	    {"watch", optional_argument, NULL, 'w'},
+	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {NULL, 0, NULL, 0},
 	};
 	long long v;
 	int c;
 
-	*ms = DEFAULT_SAMPLE_MS;
-	while ((c = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+	*a = (struct status_args){DEFAULT_SAMPLE_MS, 0, o->json ? FORMAT_JSON : FORMAT_TEXT};
+	while ((c = getopt_long(argc, argv, "+s:w::", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (ts_parse_ll(optarg, &v) < 0 || v < 0 || v > 10000) {
@@ -173,14 +183,30 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 				        optarg);
 				return CLI_EXIT_USAGE;
 			}
-			*ms = (long)v;
+			a->sample_ms = (long)v;
 			break;
-		case 'h':
-			fprintf(o->out,
-			        "Usage: turboschedctl status [--sample MS]\n"
-			        "  -s, --sample MS  busy sample length (default %d ms)\n",
-			        DEFAULT_SAMPLE_MS);
-			return -1;
+		case 'w':
+			v = DEFAULT_WATCH_S;
+			if (optarg && (ts_parse_ll(optarg, &v) < 0 || v < 1 || v > 86400)) {
+				cli_err(o->err, "--watch takes seconds, 1..86400, not '%s'",
+				        optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a->watch_s = (long)v;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") == 0) {
+				a->format = FORMAT_TEXT;
+			} else if (strcmp(optarg, "json") == 0) {
+				a->format = FORMAT_JSON;
+			} else if (strcmp(optarg, "prometheus") == 0) {
+				a->format = FORMAT_PROMETHEUS;
+			} else {
+				cli_err(o->err, "--format takes text, json or prometheus, not '%s'",
+				        optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		default:
 			return cli_unknown_option(o->err, "status", argv[optind - 1]);
 		}
@@ -191,14 +217,6 @@ static int parse_args(const struct cli_opts *o, int argc, char **argv, long *ms)
 	}
 	return 0;
 }
-
-/* Whether the daemon answers, why not, and what it said. */
-struct daemon_reach {
-	bool reachable;
-	char why[256];
-	json_object *resp; /* holds the strings of st */
-	struct ts_status st;
-};
 
 /* The daemon's own "status" answer (one request: it also says whether the daemon is up). */
 static void daemon_status(const struct cli_opts *o, struct daemon_reach *reg)
@@ -261,64 +279,74 @@ static void daemon_human(FILE *f, const struct daemon_reach *reg)
 		        st->last_reload.error);
 }
 
-static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
-                   const struct daemon_reach *reg, const struct ts_topology *topo,
-                   const struct core_view *cv, const struct jitter_list *jl, int topo_err)
+/* "llc1": a core's turbo domain, as the table and the metrics name it; "-" unknown. */
+static void domain_name(char *buf, size_t len, const struct status_view *v, size_t core)
 {
-	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24];
+	if (v->cv[core].domain < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s%d", v->domain_kind, v->cv[core].domain);
+}
+
+static void output_json(const struct cli_opts *o, const struct status_view *v)
+{
+	json_object *root = json_object_new_object(), *cores = json_object_new_array();
+	json_object *d = json_object_new_object();
+	const struct ts_topology *topo = &v->topo;
+	char dom[32];
+
+	json_object_object_add(root, "kernel", kernel_json(&v->k));
+	json_object_object_add(d, "running", json_object_new_boolean(v->reg.reachable));
+	json_object_object_add(d, "error",
+	                       v->reg.reachable ? NULL : json_object_new_string(v->reg.why));
+	/* pid, version, tagged, last_reload {count, failures, ok, error}, stats (late,
+	 * lag_max_us...), control, proc_connector {subscribed, error}, degraded. */
+	ts_status_add_summary(d, v->reg.reachable ? &v->reg.st : NULL);
+	json_object_object_add(root, "daemon", d);
+	for (size_t c = 0; v->topo_err == 0 && c < topo->ncores; c++) {
+		json_object *e = json_object_new_object(), *cl = json_object_new_array();
+		json_object *tl = json_object_new_array();
+
+		json_object_object_add(e, "core", json_object_new_int((int)c));
+		json_object_object_add(e, "package", json_object_new_int(topo->cores[c].package));
+		json_object_object_add(e, "core_id", json_object_new_int(topo->cores[c].core_id));
+		json_object_object_add(e, "node", json_object_new_int(topo->cores[c].node));
+		domain_name(dom, sizeof(dom), v, c);
+		json_object_object_add(e, "domain",
+		                       v->cv[c].domain < 0 ? NULL : json_object_new_string(dom));
+		for (size_t i = 0; i < topo->cores[c].ncpus; i++)
+			json_object_array_add(cl, json_object_new_int(topo->cores[c].cpus[i]));
+		json_object_object_add(e, "cpus", cl);
+		json_object_object_add(
+		    e, "busy_pct",
+		    v->cv[c].busy_pct < 0 ? NULL : json_object_new_int(v->cv[c].busy_pct));
+		for (size_t i = 0; i < v->jl.n; i++)
+			if (v->jl.v[i].core == (int)c)
+				json_object_array_add(tl, json_object_new_int(v->jl.v[i].task.tid));
+		json_object_object_add(e, "jitter_tids", tl);
+		json_object_array_add(cores, e);
+	}
+	json_object_object_add(root, "cores", cores);
+	json_object_object_add(root, "jitter_tasks", json_object_new_int64((int64_t)v->jl.n));
+	json_print_put(o->out, root);
+}
+
+static void output_text(const struct cli_opts *o, const struct status_view *v)
+{
+	char cpus[256], busy[24], names[512], idx[24], node[24], jn[24], dom[32];
+	static const char *const hdr[] = {"CORE", "NODE",   "DOMAIN", "CPUS",
+	                                  "BUSY", "JITTER", "TASKS"};
+	const struct ts_topology *topo = &v->topo;
 	struct table t;
-	static const char *const hdr[] = {"CORE", "NODE", "CPUS", "BUSY", "JITTER", "TASKS"};
 
-	if (o->json) {
-		json_object *root = json_object_new_object(), *cores = json_object_new_array();
-		json_object *d = json_object_new_object();
-
-		json_object_object_add(root, "kernel", kernel_json(k));
-		json_object_object_add(d, "running", json_object_new_boolean(reg->reachable));
-		json_object_object_add(d, "error",
-		                       reg->reachable ? NULL : json_object_new_string(reg->why));
-		/* pid, version, tagged, last_reload {count, failures, ok, error}, stats (late,
-		 * lag_max_us...), control, proc_connector {subscribed, error}, degraded. */
-		ts_status_add_summary(d, reg->reachable ? &reg->st : NULL);
-		json_object_object_add(root, "daemon", d);
-		for (size_t c = 0; c < topo->ncores; c++) {
-			json_object *e = json_object_new_object(), *cl = json_object_new_array();
-			json_object *tl = json_object_new_array();
-
-			json_object_object_add(e, "core", json_object_new_int((int)c));
-			json_object_object_add(e, "package",
-			                       json_object_new_int(topo->cores[c].package));
-			json_object_object_add(e, "core_id",
-			                       json_object_new_int(topo->cores[c].core_id));
-			json_object_object_add(e, "node", json_object_new_int(topo->cores[c].node));
-			for (size_t i = 0; i < topo->cores[c].ncpus; i++)
-				json_object_array_add(cl,
-				                      json_object_new_int(topo->cores[c].cpus[i]));
-			json_object_object_add(e, "cpus", cl);
-			json_object_object_add(
-			    e, "busy_pct",
-			    cv[c].busy_pct < 0 ? NULL : json_object_new_int(cv[c].busy_pct));
-			for (size_t i = 0; i < jl->n; i++)
-				if (jl->v[i].core == (int)c)
-					json_object_array_add(
-					    tl, json_object_new_int(jl->v[i].task.tid));
-			json_object_object_add(e, "jitter_tids", tl);
-			json_object_array_add(cores, e);
-		}
-		json_object_object_add(root, "cores", cores);
-		json_object_object_add(root, "jitter_tasks", json_object_new_int64((int64_t)jl->n));
-		json_print_put(o->out, root);
+	kernel_human(o->out, &v->k);
+	daemon_human(o->out, &v->reg);
+	fprintf(o->out, "Jitter tasks:         %zu\n\n", v->jl.n);
+	if (v->topo_err < 0) {
+		fprintf(o->out, "No CPU topology: %s\n", strerror(-v->topo_err));
 		return;
 	}
-
-	kernel_human(o->out, k);
-	daemon_human(o->out, reg);
-	fprintf(o->out, "Jitter tasks:         %zu\n\n", jl->n);
-	if (topo_err < 0) {
-		fprintf(o->out, "No CPU topology: %s\n", strerror(-topo_err));
-		return;
-	}
-	table_init(&t, 6, hdr);
+	table_init(&t, 7, hdr);
 	for (size_t c = 0; c < topo->ncores; c++) {
 		format_cpulist(cpus, sizeof(cpus), topo->cores[c].cpus, topo->cores[c].ncpus);
 		snprintf(idx, sizeof(idx), "%zu", c);
@@ -326,55 +354,128 @@ static void output(const struct cli_opts *o, const struct ts_kernel_info *k,
 			snprintf(node, sizeof(node), "%d", topo->cores[c].node);
 		else
 			snprintf(node, sizeof(node), "-");
-		if (cv[c].busy_pct >= 0)
-			snprintf(busy, sizeof(busy), "%d%%", cv[c].busy_pct);
+		domain_name(dom, sizeof(dom), v, c);
+		if (v->cv[c].busy_pct >= 0)
+			snprintf(busy, sizeof(busy), "%d%%", v->cv[c].busy_pct);
 		else
 			snprintf(busy, sizeof(busy), "?");
-		snprintf(jn, sizeof(jn), "%zu", cv[c].njitter);
-		jitter_names(names, sizeof(names), jl, c);
-		table_add(&t, idx, node, cpus, busy, jn, names[0] ? names : "-");
+		snprintf(jn, sizeof(jn), "%zu", v->cv[c].njitter);
+		jitter_names(names, sizeof(names), &v->jl, c);
+		table_add(&t, idx, node, dom, cpus, busy, jn, names[0] ? names : "-");
 	}
 	table_print(&t, o->out);
 	table_free(&t);
+	fprintf(o->out, "\nA turbo domain is %s: jitter tasks are packed within theirs.\n",
+	        strcmp(v->domain_kind, "node") == 0 ? "a NUMA node" : "a last-level cache");
+}
+
+/*
+ * Numbers each core's turbo domain densely in order of first appearance: the last-level cache
+ * (the NUMA node on powerpc, where the kernel packs within a node), as the series defines it.
+ */
+static void map_domains(struct status_view *v)
+{
+	const struct ts_topology *topo = &v->topo;
+	int *seen = calloc(topo->ncores + 1, sizeof(*seen));
+	int n = 0;
+
+#if defined(__powerpc__) || defined(__powerpc64__)
+	v->domain_kind = "node";
+#else
+	v->domain_kind = "llc";
+#endif
+	for (size_t c = 0; c < topo->ncores; c++) {
+		int key = strcmp(v->domain_kind, "node") == 0
+		              ? topo->cores[c].node
+		              : topo->cpus[topo->cores[c].cpus[0]].llc;
+		int i;
+
+		v->cv[c].domain = -1;
+		if (key < 0 || !seen)
+			continue;
+		for (i = 0; i < n && seen[i] != key; i++)
+			;
+		if (i == n)
+			seen[n++] = key;
+		v->cv[c].domain = i;
+	}
+	free(seen);
+}
+
+static void status_view_free(struct status_view *v)
+{
+	free(v->cv);
+	jitter_list_free(&v->jl);
+	if (v->topo_err == 0)
+		ts_topology_free(&v->topo);
+	daemon_reach_free(&v->reg);
+	client_ledger_free(&v->ledger);
+	ts_kernel_info_free(&v->k);
+	memset(v, 0, sizeof(*v));
+}
+
+/* One round: everything status shows. 0 or -errno (cannot list tasks). */
+static int status_gather(const struct cli_opts *o, const struct status_args *a,
+                         struct status_view *v)
+{
+	int r;
+
+	memset(v, 0, sizeof(*v));
+	ts_kernel_probe(&v->k);
+	daemon_status(o, &v->reg);
+	if (a->format == FORMAT_PROMETHEUS && v->reg.reachable)
+		client_ledger_load(o, &v->ledger);
+	v->topo_err = ts_topology_load(&v->topo);
+	v->cv = calloc((v->topo_err == 0 ? v->topo.ncores : 0) + 1, sizeof(*v->cv));
+	if (!v->cv)
+		return -ENOMEM;
+	if (v->topo_err == 0) {
+		map_domains(v);
+		sample_busy(&v->topo, a->sample_ms, v->cv);
+	}
+	/* TID, comm and CPU: all in stat. */
+	r = jitter_scan(v->topo_err == 0 ? &v->topo : NULL, NULL, NULL, 0, &v->jl);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < v->jl.n; i++)
+		if (v->jl.v[i].core >= 0)
+			v->cv[v->jl.v[i].core].njitter++;
+	return 0;
 }
 
 int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 {
-	struct daemon_reach reg;
-	struct ts_kernel_info k;
-	struct ts_topology topo;
-	struct jitter_list jl = {0};
-	struct core_view *cv;
-	long ms;
-	int r, topo_err;
+	struct status_args a;
+	struct status_view v;
+	unsigned int round = 0;
+	bool clear;
+	int r;
 
-	r = parse_args(opts, argc, argv, &ms);
+	r = parse_args(opts, argc, argv, &a);
 	if (r)
-		return r < 0 ? CLI_EXIT_OK : r;
-	ts_kernel_probe(&k);
-	daemon_status(opts, &reg);
-	topo_err = ts_topology_load(&topo);
-	cv = calloc(topo.ncores + 1, sizeof(*cv));
-	if (!cv) {
-		r = -ENOMEM;
-		goto out;
+		return r;
+	clear = a.watch_s && a.format == FORMAT_TEXT && isatty(fileno(opts->out));
+	for (;;) {
+		r = status_gather(opts, &a, &v);
+		if (r < 0) {
+			cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
+		} else {
+			if (clear)
+				fputs("\033[H\033[2J", opts->out);
+			if (a.format == FORMAT_JSON)
+				output_json(opts, &v);
+			else if (a.format == FORMAT_PROMETHEUS)
+				status_prometheus(opts->out, &v);
+			else
+				output_text(opts, &v);
+		}
+		status_view_free(&v);
+		fflush(opts->out);
+		if (r < 0 || !a.watch_s || (cli_watch_rounds && ++round >= cli_watch_rounds))
+			break;
+		if (!clear && a.format == FORMAT_TEXT)
+			fputc('\n', opts->out);
+		sleep_ms(a.watch_s * 1000);
 	}
-	if (topo_err == 0)
-		sample_busy(&topo, ms, cv);
-	r = jitter_scan(topo_err == 0 ? &topo : NULL, NULL, NULL, &jl);
-	if (r < 0) {
-		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < jl.n; i++)
-		if (jl.v[i].core >= 0)
-			cv[jl.v[i].core].njitter++;
-	output(opts, &k, &reg, &topo, cv, &jl, topo_err);
-out:
-	free(cv);
-	jitter_list_free(&jl);
-	ts_topology_free(&topo);
-	daemon_reach_free(&reg);
-	ts_kernel_info_free(&k);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -24,16 +24,6 @@ struct pid_error {
 	int err;
 };
 
-static void usage(FILE *f, enum ts_tag_op op)
-{
-	fprintf(f, "Usage: turboschedctl %s [--thread] PID...\n",
-	        op == TS_OP_TAG ? "tag" : "untag");
-	fprintf(f, op == TS_OP_TAG
-	               ? "Set util_max=0 on every thread of each process (jitter task).\n"
-	               : "Restore the clamps recorded when the threads were tagged.\n");
-	fprintf(f, "  -t, --thread  each PID is one thread (TID), not a whole process\n");
-}
-
 static uid_t owner_of(pid_t tgid, pid_t tid)
 {
 	struct ts_task t;
@@ -241,6 +231,21 @@ static void record(struct ts_ledger *manual, const struct client_ledger *daemon,
 		cli_err(stderr, "out of memory: task %d not recorded", (int)e.tid);
 }
 
+/* Writes turboschedctl's ledger back when it changed (the caller holds its lock). */
+static void ledger_save(const struct cli_opts *o, struct ts_ledger *manual)
+{
+	char path[4096];
+	int r;
+
+	if (!manual->dirty)
+		return;
+	r = ts_path(path, sizeof(path), "%s", TS_LEDGER_MANUAL);
+	if (r == 0)
+		r = ts_ledger_save(manual, path);
+	if (r < 0)
+		cli_err(o->err, "warning: cannot write %s: %s", path, strerror(-r));
+}
+
 /* One PID: the walk, a restore chosen and an owner recorded for every thread. */
 static int tag_one(enum ts_tag_op op, pid_t pid, bool thread, struct ts_ledger *manual,
                    const struct client_ledger *daemon, struct ts_tag_report *rep)
@@ -269,25 +274,19 @@ static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, cha
 {
 	static const struct option longopts[] = {
 	    {"thread", no_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*thread = false;
-	while ((c = getopt_long(argc, argv, "+th", longopts, NULL)) != -1) {
-		if (c == 't') {
-			*thread = true;
-		} else if (c == 'h') {
-			usage(o->out, op);
-			return -1;
-		} else {
+	while ((c = getopt_long(argc, argv, "+t", longopts, NULL)) != -1) {
+		if (c != 't')
 			return cli_unknown_option(o->err, argv[0], argv[optind - 1]);
-		}
+		*thread = true;
 	}
 	if (optind >= argc) {
-		cli_err(o->err, "%s needs at least one PID", argv[0]);
-		usage(o->err, op);
+		cli_err(o->err, "%s needs at least one PID; see turboschedctl %s --help", argv[0],
+		        argv[0]);
 		return CLI_EXIT_USAGE;
 	}
 	*npids = argc - optind;
@@ -296,7 +295,10 @@ static int parse_args(const struct cli_opts *o, enum ts_tag_op op, int argc, cha
 		return CLI_EXIT_FAILURE;
 	for (int i = 0; i < *npids; i++) {
 		if (ts_parse_pid(argv[optind + i], &(*pids)[i]) < 0) {
-			cli_err(o->err, "'%s' is not a PID (a positive number)", argv[optind + i]);
+			cli_err(o->err, "'%s' is not a PID (a positive number)%s", argv[optind + i],
+			        op == TS_OP_TAG ? "; to start a command as a jitter task: "
+			                          "turboschedctl run COMMAND [ARGS...]"
+			                        : "");
 			free(*pids);
 			*pids = NULL;
 			return CLI_EXIT_USAGE;
@@ -371,15 +373,8 @@ static int run(const struct cli_opts *o, enum ts_tag_op op, int argc, char **arg
 			said_no_uclamp = true;
 		}
 	}
-	if (lock >= 0 && manual.dirty) {
-		char path[4096];
-
-		r = ts_path(path, sizeof(path), "%s", TS_LEDGER_MANUAL);
-		if (r == 0)
-			r = ts_ledger_save(&manual, path);
-		if (r < 0)
-			cli_err(o->err, "warning: cannot write %s: %s", path, strerror(-r));
-	}
+	if (lock >= 0)
+		ledger_save(o, &manual);
 
 	if (o->json) {
 		print_json(o->out, &rep, perr, nperr, have_cap);
@@ -405,4 +400,49 @@ int cmd_tag(const struct cli_opts *opts, int argc, char **argv)
 int cmd_untag(const struct cli_opts *opts, int argc, char **argv)
 {
 	return run(opts, TS_OP_UNTAG, argc, argv);
+}
+
+/*
+ * run: tags this very process (one thread), records it as a manual tag, then execs the command, as
+ * uclampset, chrt and taskset do: the command never runs untagged, and its children inherit the
+ * clamp.
+ */
+int cmd_run(const struct cli_opts *opts, int argc, char **argv)
+{
+	_cleanup_(ts_tag_report_free) struct ts_tag_report rep = {0};
+	_cleanup_(ts_ledger_free) struct ts_ledger manual = {0};
+	struct client_ledger daemon = {0};
+	char msg[512];
+	int c, r, e;
+
+	while ((c = getopt(argc, argv, "+")) != -1)
+		return cli_unknown_option(opts->err, "run", argv[optind - 1]);
+	if (optind >= argc) {
+		cli_err(opts->err, "run needs a command to start; see turboschedctl run --help");
+		return CLI_EXIT_USAGE;
+	}
+	kernel_notes(opts, TS_OP_TAG);
+	int lock = ledger_open(opts, TS_OP_TAG, &manual);
+
+	r = tag_one(TS_OP_TAG, getpid(), true, &manual, &daemon, &rep);
+	if (r == 0 && (rep.n != 1 || (rep.v[0].outcome != TS_TAG_APPLIED &&
+	                              rep.v[0].outcome != TS_TAG_UNCHANGED)))
+		r = rep.n ? -rep.v[0].err : -ESRCH;
+	if (lock >= 0) {
+		if (r == 0)
+			ledger_save(opts, &manual);
+		close(lock);
+	}
+	if (r < 0) {
+		cli_clamp_error(msg, sizeof(msg), r, getuid(), cli_have_cap_sys_nice());
+		cli_err(opts->err, "cannot tag '%s' before starting it: %s", argv[optind], msg);
+		return CLI_EXIT_FAILURE;
+	}
+	fflush(opts->out);
+	fflush(opts->err);
+	execvp(argv[optind], argv + optind);
+	e = errno;
+	cli_err(opts->err, "cannot run '%s': %s", argv[optind], strerror(e));
+	/* The shell's codes: 127 not found, 126 found but not runnable. */
+	return e == ENOENT ? 127 : 126;
 }

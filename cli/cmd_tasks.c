@@ -80,7 +80,6 @@ static void print_human(FILE *f, const struct jitter_list *jl)
 int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct client_ledger reg;
@@ -90,15 +89,8 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	bool have_topo;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			fprintf(opts->out,
-			        "Usage: turboschedctl tasks\n"
-			        "List every jitter task (util_max = 0) and who tagged it.\n");
-			return CLI_EXIT_OK;
-		}
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1)
 		return cli_unknown_option(opts->err, "tasks", argv[optind - 1]);
-	}
 	if (optind < argc) {
 		cli_err(opts->err, "tasks takes no arguments");
 		return CLI_EXIT_USAGE;
@@ -107,7 +99,9 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	/* Read-only: no lock, the file is replaced atomically. */
 	manual_ledger_load(opts->err, &manual);
 	client_ledger_load(opts, &reg);
-	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg, &jl);
+	/* The kernel's own jitter flag (sched) is in the JSON only. */
+	r = jitter_scan(have_topo ? &topo : NULL, &manual, &reg,
+	                TS_TASK_STATUS | TS_TASK_CGROUP | (opts->json ? TS_TASK_SCHED : 0), &jl);
 	if (r < 0) {
 		cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
 	} else if (opts->json) {

@@ -27,16 +27,23 @@ typedef int (*cli_cmd_fn)(const struct cli_opts *opts, int argc, char **argv);
 
 int cmd_tag(const struct cli_opts *opts, int argc, char **argv);
 int cmd_untag(const struct cli_opts *opts, int argc, char **argv);
+int cmd_run(const struct cli_opts *opts, int argc, char **argv);
 int cmd_status(const struct cli_opts *opts, int argc, char **argv);
 int cmd_tasks(const struct cli_opts *opts, int argc, char **argv);
 int cmd_explain(const struct cli_opts *opts, int argc, char **argv);
 int cmd_rules(const struct cli_opts *opts, int argc, char **argv);
 int cmd_reload(const struct cli_opts *opts, int argc, char **argv);
 
+/* A command's --help text (its synopsis, options and the global options); nothing when unknown. */
+void cli_command_help(FILE *f, const char *name);
+
 /*
  * Parses global options and runs the command; what main() does, callable from tests.
  * Returns the exit code.
  */
 int cli_main(int argc, char **argv, FILE *out, FILE *err);
+
+/* status --watch stops after this many rounds (tests); 0, the default, means never. */
+extern unsigned int cli_watch_rounds;
 
 #endif

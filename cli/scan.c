@@ -46,7 +46,7 @@ static void classify(struct jitter_task *j, const struct ts_ledger *manual,
 }
 
 int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
-                const struct client_ledger *daemon, struct jitter_list *out)
+                const struct client_ledger *daemon, unsigned int parts, struct jitter_list *out)
 {
 	struct ts_pidlist procs = {0}, threads = {0};
 	int r;
@@ -65,7 +65,7 @@ int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
 			if (ts_clamp_get(threads.v[t], &j.clamp) < 0 ||
 			    !ts_clamp_is_jitter(&j.clamp))
 				continue;
-			if (ts_task_read(procs.v[p], threads.v[t], &j.task) < 0)
+			if (ts_task_read_parts(procs.v[p], threads.v[t], parts, &j.task) < 0)
 				continue;
 			j.core = topo ? ts_topology_core_of(topo, j.task.cpu) : -1;
 			classify(&j, manual, daemon);

@@ -37,11 +37,12 @@ struct jitter_list {
 
 /*
  * Scans all threads. topo may be NULL (core stays -1); manual (turboschedctl's ledger) and
- * daemon (the daemon's) may be NULL (no classification). Threads exiting during the scan are
- * skipped. 0 or -errno (cannot list /proc).
+ * daemon (the daemon's) may be NULL (no classification). parts (TS_TASK_*) says which /proc
+ * files beyond stat each jitter task's fields come from: every file is a cost at 10 000 tasks.
+ * Threads exiting during the scan are skipped. 0 or -errno (cannot list /proc).
  */
 int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
-                const struct client_ledger *daemon, struct jitter_list *out);
+                const struct client_ledger *daemon, unsigned int parts, struct jitter_list *out);
 void jitter_list_free(struct jitter_list *l);
 
 /*

@@ -7,6 +7,13 @@ _turboschedctl_pids()
 	COMPREPLY=($(compgen -W "$(cd /proc && compgen -G '[0-9]*')" -- "$cur"))
 }
 
+_turboschedctl_tids()
+{
+	COMPREPLY=($(compgen -W "$(cd /proc && for p in [0-9]*; do
+		[[ -d $p/task ]] && (cd "$p/task" && echo [0-9]*)
+	done 2>/dev/null)" -- "$cur"))
+}
+
 _turboschedctl()
 {
 	local cur prev words cword
@@ -20,13 +27,15 @@ _turboschedctl()
 		prev=${COMP_WORDS[COMP_CWORD - 1]}
 	fi
 
-	local commands="tag untag status tasks explain rules reload"
+	local commands="tag untag run status tasks explain rules reload"
 	local global_opts="--json -j --socket --root --help -h --version -V"
 	local i cmd=""
 
+	local thread=""
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
 		--socket | --root) ((i++)) ;;
+		--thread | -t) thread=1 ;;
 		-*) ;;
 		*)
 			cmd=${words[i]}
@@ -48,7 +57,15 @@ _turboschedctl()
 		COMPREPLY=($(compgen -W "0 100 250 1000" -- "$cur"))
 		return
 		;;
+	--config | -c)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
 	esac
+	if [[ $cur == --format=* ]]; then
+		COMPREPLY=($(compgen -P --format= -W "text json prometheus" -- "${cur#--format=}"))
+		return
+	fi
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
@@ -59,22 +76,42 @@ _turboschedctl()
 		return
 	fi
 
+	# Global options are taken after the command too.
+	local cmd_globals="--json -j --socket --root --help -h --version -V"
 	case $cmd in
 	tag | untag)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--thread -t --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--thread -t $cmd_globals" -- "$cur"))
+		elif [[ -n $thread ]]; then
+			_turboschedctl_tids
 		else
 			_turboschedctl_pids
 		fi
 		;;
+	run)
+		# The command to start, then its own arguments.
+		if [[ ${words[cword - 1]} == run || ${words[cword - 1]} == -- ]]; then
+			COMPREPLY=($(compgen -c -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
 	explain)
-		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "--help" -- "$cur")) || _turboschedctl_pids
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--config -c $cmd_globals" -- "$cur"))
+		else
+			_turboschedctl_pids
+		fi
+		;;
+	rules)
+		COMPREPLY=($(compgen -W "--config -c $cmd_globals" -- "$cur"))
 		;;
 	status)
-		COMPREPLY=($(compgen -W "--sample --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--sample -s --watch -w --watch= --format= $cmd_globals" -- "$cur"))
+		[[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
 		;;
 	*)
-		COMPREPLY=($(compgen -W "--help" -- "$cur"))
+		COMPREPLY=($(compgen -W "$cmd_globals" -- "$cur"))
 		;;
 	esac
 } &&

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * inih parses "key = value" lines; a line reader of our own in front of it keeps the line number
- * (the packaged inih is built without INI_HANDLER_LINENO), reads section headers itself (so empty
- * and repeated sections are seen), strips inline '#' comments and leading blanks (so no inih
- * build-time option changes the syntax), and notices lines inih rejected as syntax errors.
+ * INI as inih reads it ("key = value" or "key: value", '#' and ';' comments, [sections]), parsed
+ * here line by line: the line number is kept for every message, empty and repeated sections are
+ * seen, and a line may be as long as the file (the packaged inih stops at 200 characters, too few
+ * for a list of cgroup globs). A list key given again extends its list, as in systemd's units.
  */
 #include "config.h"
 
@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ini.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -46,8 +45,6 @@ struct parser {
 	char *line;
 	size_t line_cap, line_len;
 	int lineno;
-	bool pending_key_line; /* the last line given to inih was "key = value"-like */
-	bool handler_called;   /* ... and inih called us for it */
 	/* current section */
 	enum section_kind sec;
 	char *sec_label; /* "[rule foo]" for messages */
@@ -418,6 +415,47 @@ static int check_pattern(struct parser *p, enum key_id k, const char *pat)
 	return 0;
 }
 
+/* Appends items[n] (taken over, freed) to *list; false on ENOMEM (items freed). */
+static bool list_extend(char ***list, size_t *len, char **items, int n)
+{
+	char **v;
+
+	if (!*list) {
+		*list = items;
+		*len = (size_t)n;
+		return true;
+	}
+	v = realloc(*list, (*len + (size_t)n) * sizeof(*v));
+	if (v) {
+		memcpy(v + *len, items, (size_t)n * sizeof(*v));
+		*list = v;
+		*len += (size_t)n;
+	} else {
+		for (int i = 0; i < n; i++)
+			free(items[i]);
+	}
+	free(items);
+	return v != NULL;
+}
+
+/* The same for the uids that go with the user list (len: the user list's length before). */
+static bool uids_extend(uid_t **uids, size_t len, uid_t *add, int n)
+{
+	uid_t *v;
+
+	if (!*uids) {
+		*uids = add;
+		return true;
+	}
+	v = realloc(*uids, (len + (size_t)n) * sizeof(*v));
+	if (v) {
+		memcpy(v + len, add, (size_t)n * sizeof(*v));
+		*uids = v;
+	}
+	free(add);
+	return v != NULL;
+}
+
 static void set_rule_key(struct parser *p, enum key_id k, const char *value)
 {
 	struct ts_rule *r = cur_rule(p);
@@ -469,19 +507,24 @@ static void set_rule_key(struct parser *p, enum key_id k, const char *value)
 	}
 	switch (k) {
 	case K_COMM:
-		r->comm = items;
-		r->ncomm = (size_t)n;
+		ok = list_extend(&r->comm, &r->ncomm, items, n);
 		break;
 	case K_CGROUP:
-		r->cgroup = items;
-		r->ncgroup = (size_t)n;
+		ok = list_extend(&r->cgroup, &r->ncgroup, items, n);
 		break;
 	default:
-		r->user = items;
-		r->uids = uids;
-		r->nuser = (size_t)n;
+		if (uids_extend(&r->uids, r->nuser, uids, n)) {
+			ok = list_extend(&r->user, &r->nuser, items, n);
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			free(items[i]);
+		free(items);
+		ok = false;
 		break;
 	}
+	if (!ok)
+		perr(p, "out of memory");
 }
 
 static void set_daemon_key(struct parser *p, enum key_id k, const char *value)
@@ -516,18 +559,20 @@ static void set_daemon_key(struct parser *p, enum key_id k, const char *value)
 	}
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+static bool is_list_key(enum key_id k)
 {
-	struct parser *p = user;
+	return k == K_COMM || k == K_CGROUP || k == K_USER;
+}
+
+static void key_value(struct parser *p, const char *name, const char *value)
+{
 	enum key_id k;
 
-	(void)section; /* sections are tracked by the reader */
-	p->handler_called = true;
 	if (p->sec == SEC_BAD)
-		return 1; /* already reported at the header; don't cascade */
+		return; /* already reported at the header; don't cascade */
 	if (p->sec == SEC_NONE) {
 		perr(p, "key '%s' outside any section; start with [daemon] or [rule NAME]", name);
-		return 1;
+		return;
 	}
 	int first = p->sec == SEC_DAEMON ? K_RECHECK : K_COMM;
 	int last = p->sec == SEC_DAEMON ? K_LOGLEVEL : K_THREADS;
@@ -538,18 +583,17 @@ static int handler(void *user, const char *section, const char *name, const char
 		perr(p, "unknown key '%s'; expected %s", name,
 		     p->sec == SEC_DAEMON ? "recheck_interval, restore_on_stop or log_level"
 		                          : "comm, cgroup, user or threads");
-		return 1;
+		return;
 	}
-	if (p->key_line[k]) {
+	if (p->key_line[k] && !is_list_key(k)) {
 		perr(p, "%s: given twice in this section (first at line %d)", name, p->key_line[k]);
-		return 1;
+		return;
 	}
 	p->key_line[k] = p->lineno;
 	if (p->sec == SEC_DAEMON)
 		set_daemon_key(p, k, value);
 	else
 		set_rule_key(p, k, value);
-	return 1;
 }
 
 /* Reads one raw line into p->line; false at end of input. */
@@ -584,50 +628,38 @@ static void strip_comment(char *l)
 	}
 }
 
-static void check_syntax_of_previous(struct parser *p)
+/* "name = value" (or "name: value", as inih allows): the first '=' or ':' splits it. */
+static void parse_line(struct parser *p, char *l)
 {
-	if (p->pending_key_line && !p->handler_called)
+	char *sep = strpbrk(l, "=:");
+
+	if (!sep) {
 		perr(p, "syntax error: expected 'key = value' or '[section]'");
-	p->pending_key_line = false;
-	p->handler_called = false;
-}
-
-static char *reader(char *str, int num, void *stream)
-{
-	struct parser *p = stream;
-
-	check_syntax_of_previous(p);
-	if (!next_raw_line(p))
-		return NULL;
-	p->lineno++;
-
-	char *l = p->line;
-	if (p->lineno == 1 && strncmp(l, "\xEF\xBB\xBF", 3) == 0)
-		l += 3;
-	if (strlen(p->line) != p->line_len) {
-		perr(p, "syntax error: NUL byte in line");
-		l = "";
+		return;
 	}
-	strip_comment(l);
-	l = trim(l);
-
-	if (*l == '[') {
-		section_start(p, l);
-		l = "";
-	} else if ((int)strlen(l) + 2 >= num) {
-		perr(p, "line too long (at most %d characters)", num - 3);
-		l = "";
-	}
-	p->pending_key_line = *l != '\0';
-	snprintf(str, (size_t)num, "%s\n", l);
-	return str;
+	*sep = '\0';
+	key_value(p, trim(l), trim(sep + 1));
 }
 
 static int parse_stream(struct parser *p)
 {
-	/* inih's own return value only repeats the first line we already reported. */
-	(void)ini_parse_stream(reader, p, handler, p);
-	check_syntax_of_previous(p);
+	while (next_raw_line(p)) {
+		char *l = p->line;
+
+		p->lineno++;
+		if (p->lineno == 1 && strncmp(l, "\xEF\xBB\xBF", 3) == 0)
+			l += 3;
+		if (strlen(p->line) != p->line_len) {
+			perr(p, "syntax error: NUL byte in line");
+			continue;
+		}
+		strip_comment(l);
+		l = trim(l);
+		if (*l == '[')
+			section_start(p, l);
+		else if (*l)
+			parse_line(p, l);
+	}
 	section_end(p);
 	free(p->line);
 	p->line = NULL;

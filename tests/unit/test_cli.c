@@ -219,7 +219,7 @@ START_TEST(scan_with_daemon_registry)
 	    "\"since\":0,\"util_min\":0,\"util_max\":1024,\"min_lowered\":false}]}");
 	ck_assert_int_eq(ts_reply_tasks_parse(resp, &reg.l), 0);
 	json_object_put(resp);
-	ck_assert_int_eq(jitter_scan(NULL, NULL, &reg, &jl), 0);
+	ck_assert_int_eq(jitter_scan(NULL, NULL, &reg, TS_TASK_ALL, &jl), 0);
 	ck_assert_uint_eq(jl.n, 3);
 	ck_assert_int_eq(jl.v[0].by, TAGGED_RULE);
 	ck_assert_str_eq(jl.v[0].rule, "housekeeping");
@@ -234,6 +234,10 @@ static void write_topology(void)
 {
 	for (int cpu = 0; cpu < 4; cpu++) {
 		char p[128], v[16];
+
+		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list",
+		         cpu);
+		tree_write(p, cpu < 2 ? "0-1\n" : "2-3\n");
 
 		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
 		         cpu);
@@ -282,7 +286,8 @@ START_TEST(status_json_per_core)
 	ck_assert_int_eq(run("status", "--sample", "0", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out_buf, "packing on"));
 	ck_assert_ptr_nonnull(strstr(out_buf, "packed=17"));
-	ck_assert_ptr_nonnull(strstr(out_buf, "1     -     2-3   ?     1       100(jit)"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "1     -     llc1    2-3   ?     1       100(jit)"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "A turbo domain is a last-level cache"));
 }
 END_TEST
 
@@ -326,8 +331,20 @@ static pid_t fake_daemon(const char *path, int n)
 			    "\"error\":\"/etc/turbosched/conf.d/10-x.conf:3: [rule x] unknown key "
 			    "'com'\"},\"stats\":{\"events\":1000,\"late\":7,\"lag_max_us\":48500,"
 			    "\"late_ms\":10}}");
+		else if (req.cmd == TS_CMD_RULES)
+			resp = json_tokener_parse(
+			    "{\"ok\":true,\"rules\":[{\"name\":\"house\",\"file\":\"/etc/t.conf\","
+			    "\"line\":1,\"kind\":\"rule\",\"threads\":\"all\",\"comm\":[\"a*\"],"
+			    "\"cgroup\":[],\"user\":[]}]}");
 		else
-			resp = json_tokener_parse("{\"ok\":true,\"tasks\":[]}");
+			resp = json_tokener_parse(
+			    "{\"ok\":true,\"tasks\":["
+			    "{\"tid\":500,\"tgid\":500,\"starttime\":50,\"rule\":\"house\",\"how\":"
+			    "\"rule\",\"since\":0,\"util_min\":0,\"util_max\":1024,"
+			    "\"min_lowered\":false},"
+			    "{\"tid\":501,\"tgid\":500,\"starttime\":50,\"rule\":\"house\",\"how\":"
+			    "\"inherited\",\"since\":0,\"util_min\":0,\"util_max\":1024,"
+			    "\"min_lowered\":false}]}");
 		size_t len;
 		uint8_t *out = ts_frame_encode(resp, &len);
 		if (write(fd, out, len) != (ssize_t)len)
@@ -370,6 +387,195 @@ START_TEST(status_shows_failed_reload)
 	                                      "configuration stays in force:\n"
 	                                      "/etc/turbosched/conf.d/10-x.conf:3: [rule x] "
 	                                      "unknown key 'com'\n"));
+}
+END_TEST
+
+/* Global options work after the command too, as systemctl takes them; --help is the same
+ * everywhere: stdout, exit 0. */
+START_TEST(global_options_anywhere_and_help)
+{
+	static const char *const cmds[] = {"tag",   "untag",   "run",   "status",
+	                                   "tasks", "explain", "rules", "reload"};
+
+	write_topology();
+	ck_assert_int_eq(run("status", "--json", "--sample", "0", NULL), 0);
+	json_object_put(out_json());
+	ck_assert_int_eq(run("status", "--sample", "0", "-j", NULL), 0);
+	json_object_put(out_json());
+	ck_assert_int_eq(run("status", "--socket=/nonexistent/x", "--sample=0", NULL), 0);
+	ck_assert_int_eq(run("status", "--socket", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "'--socket' needs an argument"));
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		ck_assert_int_eq(run(cmds[i], "--help", NULL), 0);
+		ck_assert_ptr_nonnull(strstr(out_buf, "Usage: turboschedctl [OPTIONS] "));
+		ck_assert_ptr_nonnull(strstr(out_buf, cmds[i]));
+		ck_assert_ptr_nonnull(strstr(out_buf, "--json"));
+		ck_assert_str_eq(err_buf, "");
+		ck_assert_int_eq(run(cmds[i], "-h", NULL), 0);
+		/* Every command is in the top-level help. */
+		ck_assert_int_eq(run("--help", NULL), 0);
+		ck_assert_ptr_nonnull(strstr(out_buf, cmds[i]));
+	}
+	ck_assert_int_eq(run("status", "--help", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "--watch"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "--format"));
+	ck_assert_int_eq(run("--help", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "--watch"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "--thread"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "--config"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "--format"));
+	/* "tag -- sleep 100" points to run. */
+	ck_assert_int_eq(run("tag", "--", "sleep", "100", NULL), 2);
+	ck_assert_ptr_nonnull(strstr(err_buf, "turboschedctl run COMMAND"));
+}
+END_TEST
+
+/* run tags itself, records the tag, and execs: in a child, as the real command would. */
+START_TEST(run_starts_tagged)
+{
+	int st;
+	pid_t c;
+
+	ck_assert_int_eq(run("run", NULL), 2);
+	c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		fake_add(getpid(), SCHED_OTHER, 0, 1024);
+		/* "--json" after the command to run is its own, not a global option. */
+		tree_add_task(getpid(), getpid(), "ctl", 10, 0, 0);
+		_exit(run("run", "--", "/nonexistent/cmd", "--json", NULL) == 127 &&
+		              strstr(err_buf, "cannot run '/nonexistent/cmd'") &&
+		              fake_get(getpid())->util_max == 0
+		          ? 0
+		          : 1);
+	}
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* A tag that fails: the command is not started. */
+	ck_assert_int_eq(run("run", "/bin/true", NULL), 1);
+	ck_assert_ptr_nonnull(strstr(err_buf, "cannot tag '/bin/true' before starting it"));
+}
+END_TEST
+
+START_TEST(status_watch_rounds)
+{
+	write_topology();
+	cli_watch_rounds = 2;
+	ck_assert_int_eq(run("status", "--watch=1", "--sample=0", NULL), 0);
+	cli_watch_rounds = 0;
+	ck_assert_ptr_nonnull(strstr(out_buf, "Jitter tasks:"));
+	ck_assert_ptr_nonnull(strstr(strstr(out_buf, "Jitter tasks:") + 1, "Jitter tasks:"));
+	ck_assert_int_eq(run("status", "--watch=0", NULL), 2);
+	ck_assert_int_eq(run("status", "--format=xml", NULL), 2);
+}
+END_TEST
+
+/* Each rule's count of tagged tasks, from the daemon's ledger. */
+START_TEST(rules_show_tagged_counts)
+{
+	char sock[108];
+	int st;
+	pid_t d;
+
+	snprintf(sock, sizeof(sock), "%s/control", ts_root_get());
+	d = fake_daemon(sock, 2);
+	ck_assert_int_eq(run("--socket", sock, "rules", NULL), 0);
+	ck_assert_int_eq(waitpid(d, &st, 0), d);
+	ck_assert_ptr_nonnull(strstr(out_buf, "TAGGED"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "house  2"));
+	d = fake_daemon(sock, 2);
+	ck_assert_int_eq(run("--socket", sock, "rules", "--json", NULL), 0);
+	ck_assert_int_eq(waitpid(d, &st, 0), d);
+	json_object *j = out_json();
+	ck_assert_int_eq(
+	    json_object_get_int(get(json_object_array_get_idx(get(j, "rules"), 0), "tagged")), 2);
+	json_object_put(j);
+}
+END_TEST
+
+/* `promtool check metrics` (the linter of Debian's prometheus package) passes, when installed. */
+static void promtool_check(const char *text)
+{
+	const char *promtool = getenv("PROMTOOL");
+	char cmd[4200];
+	FILE *p;
+
+	if (!promtool || !*promtool)
+		return;
+	snprintf(cmd, sizeof(cmd), "%s check metrics 2>&1 >/dev/null", promtool);
+	p = popen(cmd, "w");
+	ck_assert_ptr_nonnull(p);
+	fputs(text, p);
+	ck_assert_msg(pclose(p) == 0, "promtool check metrics failed on:\n%.2000s", text);
+}
+
+/* The Prometheus text format: every family typed, counters _total, values from the fixtures. */
+START_TEST(status_prometheus)
+{
+	char sock[108];
+	int st;
+	pid_t d;
+
+	write_topology();
+	tree_write("proc/sys/kernel/sched_pack_jitter", "1\n");
+	tree_write("sys/kernel/debug/sched/pack_jitter/stats",
+	           "key 1\njitter_tasks 1\njitter_runnable 0\npacked 17\npacked_transient 2\n"
+	           "fallback 9\nfallback_idle 5\nfallback_full 3\nlb_refused 4\n");
+	tree_add_task(100, 100, "jit", 10, 3, 0);
+	fake_add(100, SCHED_OTHER, 0, 0);
+	snprintf(sock, sizeof(sock), "%s/control", ts_root_get());
+	d = fake_daemon(sock, 2);
+	ck_assert_int_eq(
+	    run("--socket", sock, "status", "--format=prometheus", "--sample", "0", NULL), 0);
+	ck_assert_int_eq(waitpid(d, &st, 0), d);
+	static const char *const want[] = {
+	    "# TYPE turbosched_jitter_tasks gauge\nturbosched_jitter_tasks 1\n",
+	    "# TYPE turbosched_packed_placements_total counter\n"
+	    "turbosched_packed_placements_total 17\n",
+	    "turbosched_packed_transient_placements_total 2\n",
+	    "turbosched_fallback_placements_total{reason=\"idle\"} 5\n"
+	    "turbosched_fallback_placements_total{reason=\"full\"} 3\n"
+	    "turbosched_fallback_placements_total{reason=\"other\"} 1\n",
+	    "turbosched_balancer_refused_moves_total 4\n",
+	    /* --sample 0: no busy share measured, so the family has no samples */
+	    "# TYPE turbosched_core_busy_ratio gauge\n# HELP",
+	    "turbosched_core_jitter_tasks{core=\"1\",cpus=\"2,3\",node=\"-1\",domain=\"llc1\"} 1\n",
+	    "turbosched_daemon_up 1\n",
+	    "turbosched_daemon_degraded 0\n",
+	    "turbosched_daemon_tagged_tasks{rule=\"house\"} 2\n",
+	    "turbosched_daemon_late_events_total 7\n",
+	    "turbosched_daemon_event_lag_max_seconds 0.048500\n",
+	    "turbosched_daemon_reload_failures_total 1\n",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(out_buf, want[i]), "missing %s in:\n%.3000s", want[i],
+		              out_buf);
+	ck_assert_ptr_null(strstr(out_buf, "idle_skipped"));
+	promtool_check(out_buf);
+	/* Every sample's family has a TYPE line, every counter ends in _total. */
+	for (char *l = out_buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char name[128], type[160];
+		if (*l == '#')
+			continue;
+		ck_assert_int_eq(sscanf(l, "%127[a-z_]", name), 1);
+		snprintf(type, sizeof(type), "# TYPE %s ", name);
+		ck_assert_msg(strstr(out_buf, type), "no TYPE for %s", name);
+	}
+
+	/* Not root: no counters, the daemon down. */
+	tree_remove("sys/kernel/debug/sched/pack_jitter/stats");
+	ck_assert_int_eq(run("status", "--format=prometheus", "--sample=0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "turbosched_kernel_counters_available 0\n"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "turbosched_daemon_up 0\n"));
+	ck_assert_ptr_null(strstr(out_buf, "turbosched_packed"));
+	promtool_check(out_buf);
+	/* A kernel with idle_skipped and without the fall-back split. */
+	tree_write("sys/kernel/debug/sched/pack_jitter/stats", "fallback 6\nidle_skipped 3\n");
+	ck_assert_int_eq(run("status", "--format=prometheus", "--sample=0", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "turbosched_idle_skipped_total 3\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(out_buf, "turbosched_fallback_placements_total{reason=\"other\"} 6\n"));
+	promtool_check(out_buf);
 }
 END_TEST
 
@@ -425,6 +631,11 @@ int main(void)
 	tcase_add_test(tc, scan_with_daemon_registry);
 	tcase_add_test(tc, status_json_per_core);
 	tcase_add_test(tc, status_shows_failed_reload);
+	tcase_add_test(tc, global_options_anywhere_and_help);
+	tcase_add_test(tc, run_starts_tagged);
+	tcase_add_test(tc, status_watch_rounds);
+	tcase_add_test(tc, rules_show_tagged_counts);
+	tcase_add_test(tc, status_prometheus);
 	tcase_add_test(tc, table_and_cpulist_format);
 	tcase_add_test(tc, permission_message);
 	suite_add_tcase(s, tc);
