@@ -100,6 +100,9 @@ class Unavailable(unittest.TestCase):
     def test_guest_without_msr(self):
         self.check("guest-no-msr.txt", 'no /dev/cpu/0/msr, Try "# modprobe msr" : No such file or directory')
 
+    def test_guest_modprobe_noise_first(self):
+        self.check("guest-modprobe.txt", 'no /dev/cpu/0/msr, Try "# modprobe msr" : No such file or directory')
+
     def test_not_permitted(self):
         self.check("no-rlimit.txt", "Failed to set rlimit: Operation not permitted")
 

@@ -39,9 +39,12 @@ class Parsed:
         """Why there are no figures: turbostat's own words where it gave any."""
         if self.summary:
             return None
-        for e in self.errors:
-            return e[len("turbostat: "):] if e.startswith("turbostat: ") else e
-        return "it printed no measurements"
+        # Its last own complaint is the fatal one; others come first ("sh: /sbin/modprobe: not
+        # found" from the modprobe it tries in a guest without MSRs).
+        own = [e for e in self.errors if e.startswith("turbostat: ")]
+        if own:
+            return own[-1][len("turbostat: "):]
+        return self.errors[0] if self.errors else "it printed no measurements"
 
     def averages(self):
         """The mean of each column of COLUMNS over the summary samples (None where absent)."""
