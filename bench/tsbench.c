@@ -23,6 +23,11 @@
  * scheduler's choice out of a case: the benchmark uses it to measure how the emulated machine
  * alone delays wake-ups on a given vCPU.
  *
+ * Loads that look like servers: --no-pin lets the scheduler place the hogs (busy cores are then
+ * found per timeline bucket, from where the hogs ran); --hog-duty PCT makes each hog a service
+ * busy PCT % of every 10 ms and asleep the rest; --turn-at S turns jitter thread 0 CPU-bound S
+ * seconds into the window (a tagged task whose load changed), reported apart from the others.
+ *
  * --observe PID measures another program's threads (rt-app's) as the jitter threads.  With
  * --start hogs they begin next to the hogs like tsbench's own: once the hogs run, thread i of
  * PID (in the order of their IDs, the main thread left out) moves to the node of hog i mod N
@@ -45,6 +50,8 @@
 #include <unistd.h>
 
 #define UNIT_ITERS 1000
+/* --hog-duty: the period of a hog's busy/asleep cycle. */
+#define HOG_PERIOD_NS 10000000LL
 
 enum { WARMUP, MEASURE, STOP };
 enum { TAG_SELF, TAG_PARENT, TAG_NONE };
@@ -52,7 +59,9 @@ enum { TAG_SELF, TAG_PARENT, TAG_NONE };
 struct opts {
 	int hogs, jitter, run_us, period_us, tag, pin, pack, bucket_ms, timeline, observe;
 	int start_hogs; /* --start hogs: each jitter thread begins on the node of a hog */
+	int hog_duty;   /* --hog-duty: percent of each 10 ms a hog is busy (100: always) */
 	double warmup, seconds;
+	double turn_at; /* --turn-at: seconds into the window jitter thread 0 turns CPU-bound */
 	uint64_t busy, hog_mask;
 	/* --jitter-cpus: where the jitter threads run once started; 0: anywhere */
 	uint64_t jitter_cpus;
@@ -67,6 +76,8 @@ struct thr {
 	unsigned long ops; /* work units, read by main with __atomic */
 	double *cpu_time;  /* [nr] thread CPU seconds per CPU, during the window */
 	double *tl;        /* [nbuckets][nr] the same per timeline bucket */
+	double *turn_time; /* [nr] CPU seconds per CPU after turning CPU-bound (--turn-at) */
+	int turned;
 	struct bn_samples lat;
 	long periods, overruns;
 };
@@ -100,6 +111,10 @@ static void attribute(struct thr *t, double secs)
 
 	if (cpu < 0 || cpu >= nr)
 		return;
+	if (t->turned) { /* kept apart: one CPU-bound task would swamp the jitter figures */
+		t->turn_time[cpu] += secs;
+		return;
+	}
 	t->cpu_time[cpu] += secs;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	long b = (long)(bn_ts_diff_us(&now, &t_measure) / 1000.0 / o.bucket_ms);
@@ -113,11 +128,16 @@ static void *hog(void *arg)
 	uint64_t x = 88172645463325252ULL + (uint64_t)t->idx;
 	double last = kt_thread_cpu();
 
+	struct timespec next, now_ts;
+	double period_cpu0 = last, budget = o.hog_duty * (HOG_PERIOD_NS / 1e9) / 100;
+
 	t->tid = (pid_t)syscall(SYS_gettid);
 	if (t->cpu >= 0)
 		kt_pin(0, 1ULL << t->cpu);
+	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (get_phase() != STOP) {
-		for (int i = 0; i < 16; i++) {
+		/* A service (--hog-duty) checks its budget after every unit, a hog every 16. */
+		for (int i = 0; i < (o.hog_duty < 100 ? 1 : 16); i++) {
 			x = work_unit(x);
 			__atomic_store_n(&t->ops, t->ops + 1, __ATOMIC_RELAXED);
 		}
@@ -126,6 +146,16 @@ static void *hog(void *arg)
 		if (get_phase() == MEASURE)
 			attribute(t, now - last);
 		last = now;
+		if (o.hog_duty >= 100 || now - period_cpu0 < budget)
+			continue;
+		/* Budget spent: sleep to the next period; one that fell behind starts afresh. */
+		bn_ts_add_ns(&next, HOG_PERIOD_NS);
+		clock_gettime(CLOCK_MONOTONIC, &now_ts);
+		if (bn_ts_diff_us(&now_ts, &next) > 0)
+			next = now_ts;
+		else
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		period_cpu0 = last = kt_thread_cpu();
 	}
 	sink = x;
 	return NULL;
@@ -265,6 +295,24 @@ static void *jitter(void *arg)
 		double last = kt_thread_cpu(), end = last + o.run_us / 1e6;
 		int measuring = get_phase() == MEASURE;
 
+		if (t->idx == 0 && o.turn_at > 0 && measuring) {
+			struct timespec now_ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &now_ts);
+			if (bn_ts_diff_us(&now_ts, &t_measure) >= o.turn_at * 1e6) {
+				/* Turned CPU-bound: work without sleeping until the end. */
+				t->turned = 1;
+				while (get_phase() == MEASURE) {
+					x = work_unit(x);
+					double now = kt_thread_cpu();
+
+					attribute(t, now - last);
+					last = now;
+				}
+				break;
+			}
+		}
+
 		while (last < end) {
 			x = work_unit(x);
 			__atomic_store_n(&t->ops, t->ops + 1, __ATOMIC_RELAXED);
@@ -319,19 +367,23 @@ static void usage(void)
 	    "               [--period-us P] [--warmup S] [--seconds S] [--tag self|parent|none]\n"
 	    "               [--pack on|off] [--busy LIST] [--bucket-ms MS] [--no-timeline]\n"
 	    "               [--label NAME] [--observe PID] [--start hogs|free]\n"
-	    "               [--jitter-cpus LIST]\n");
+	    "               [--jitter-cpus LIST] [--hog-duty PCT] [--turn-at S]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"hogs", 1, 0, 'h'},        {"hog-cpus", 1, 0, 'H'},    {"no-pin", 0, 0, 'n'},
-	    {"jitter", 1, 0, 'j'},      {"run-us", 1, 0, 'r'},      {"period-us", 1, 0, 'p'},
-	    {"warmup", 1, 0, 'W'},      {"seconds", 1, 0, 's'},     {"tag", 1, 0, 't'},
-	    {"pack", 1, 0, 'P'},        {"busy", 1, 0, 'b'},        {"bucket-ms", 1, 0, 'B'},
-	    {"no-timeline", 0, 0, 'T'}, {"label", 1, 0, 'l'},       {"observe", 1, 0, 'O'},
-	    {"start", 1, 0, 'S'},       {"jitter-cpus", 1, 0, 'J'}, {0, 0, 0, 0},
+	    {"hogs", 1, 0, 'h'},        {"hog-cpus", 1, 0, 'H'},
+	    {"no-pin", 0, 0, 'n'},      {"jitter", 1, 0, 'j'},
+	    {"run-us", 1, 0, 'r'},      {"period-us", 1, 0, 'p'},
+	    {"warmup", 1, 0, 'W'},      {"seconds", 1, 0, 's'},
+	    {"tag", 1, 0, 't'},         {"pack", 1, 0, 'P'},
+	    {"busy", 1, 0, 'b'},        {"bucket-ms", 1, 0, 'B'},
+	    {"no-timeline", 0, 0, 'T'}, {"label", 1, 0, 'l'},
+	    {"observe", 1, 0, 'O'},     {"start", 1, 0, 'S'},
+	    {"jitter-cpus", 1, 0, 'J'}, {"hog-duty", 1, 0, 'D'},
+	    {"turn-at", 1, 0, 'U'},     {0, 0, 0, 0},
 	};
 	int c;
 
@@ -345,6 +397,7 @@ static void parse(int argc, char **argv)
 	                  .bucket_ms = 500,
 	                  .timeline = 1,
 	                  .start_hogs = 1,
+	                  .hog_duty = 100,
 	                  .warmup = 2,
 	                  .seconds = 10,
 	                  .label = "-"};
@@ -415,12 +468,20 @@ static void parse(int argc, char **argv)
 		case 'O':
 			o.observe = atoi(optarg);
 			break;
+		case 'D':
+			o.hog_duty = atoi(optarg);
+			break;
+		case 'U':
+			o.turn_at = atof(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (o.hogs < 0 || o.jitter < 0 || (o.hogs + o.jitter == 0 && !o.observe) || o.run_us < 1 ||
-	    o.period_us <= o.run_us || o.seconds <= 0 || o.bucket_ms < 1)
+	    o.period_us <= o.run_us || o.seconds <= 0 || o.bucket_ms < 1 || o.hog_duty < 1 ||
+	    o.hog_duty > 100 || o.turn_at < 0 || o.turn_at >= o.seconds ||
+	    (o.turn_at > 0 && o.jitter < 1))
 		usage();
 }
 
@@ -484,7 +545,8 @@ int main(int argc, char **argv)
 	nr = kt_nr_cpus();
 	if (nr > KT_MAX_CPUS)
 		nr = KT_MAX_CPUS;
-	nbuckets = o.timeline ? (int)ceil(o.seconds * 1000 / o.bucket_ms) : 0;
+	/* Unpinned hogs need the timeline: it says which cores were busy when. */
+	nbuckets = o.timeline || !o.pin ? (int)ceil(o.seconds * 1000 / o.bucket_ms) : 0;
 	nthr = o.hogs + o.jitter;
 	thr = calloc((size_t)nthr, sizeof(*thr));
 	ops0 = calloc((size_t)nthr, sizeof(*ops0));
@@ -509,7 +571,8 @@ int main(int argc, char **argv)
 		t->cpu = !t->jitter && o.pin ? spread[i] : -1;
 		t->cpu_time = calloc((size_t)nr, sizeof(double));
 		t->tl = calloc((size_t)(nbuckets ? nbuckets : 1) * (size_t)nr, sizeof(double));
-		if (!t->cpu_time || !t->tl)
+		t->turn_time = calloc((size_t)nr, sizeof(double));
+		if (!t->cpu_time || !t->tl || !t->turn_time)
 			kt_bail("out of memory");
 		if (t->cpu >= 0)
 			for (int c = 0; c < nr; c++)
@@ -578,6 +641,46 @@ int main(int argc, char **argv)
 		kt_sysctl_pack_set(sysctl_was);
 	window = bn_ts_diff_us(&t_end, &t_measure) / 1e6;
 
+	/*
+	 * Unpinned hogs: the cores they ran on for at least a tenth of the window are busy (the
+	 * others are spare, for spare-core idle); the share on busy cores is counted per timeline
+	 * bucket, a core being busy in a bucket where hogs ran on it at least half the time.
+	 */
+	double tl_busy = 0, tl_total = 0;
+
+	if (!o.pin && !o.busy) {
+		double *core_hog = calloc((size_t)nr, sizeof(double)),
+		       bucket_s = o.bucket_ms / 1000.0;
+
+		for (int b = 0; b < nbuckets; b++) {
+			uint64_t busy_b = 0;
+
+			for (int c = 0; c < nr; c++)
+				core_hog[c] = 0;
+			for (int i = 0; i < o.hogs; i++)
+				for (int c = 0; c < nr; c++)
+					core_hog[kt_core_of(c)] += thr[i].tl[b * nr + c];
+			for (int c = 0; c < nr; c++)
+				if (core_hog[kt_core_of(c)] >= 0.5 * bucket_s)
+					busy_b |= 1ULL << c;
+			for (int i = o.hogs; i < nthr; i++)
+				for (int c = 0; c < nr; c++) {
+					tl_total += thr[i].tl[b * nr + c];
+					if (busy_b & (1ULL << c))
+						tl_busy += thr[i].tl[b * nr + c];
+				}
+		}
+		for (int c = 0; c < nr; c++)
+			core_hog[c] = 0;
+		for (int i = 0; i < o.hogs; i++)
+			for (int c = 0; c < nr; c++)
+				core_hog[kt_core_of(c)] += thr[i].cpu_time[c];
+		for (int c = 0; c < nr; c++)
+			if (core_hog[kt_core_of(c)] >= 0.1 * window)
+				busy |= 1ULL << c;
+		free(core_hog);
+	}
+
 	/* Where the jitter time went, and which cores the workload used. */
 	double jit_total = 0, jit_busy = 0, *jit_cpu = calloc((size_t)nr, sizeof(double));
 	uint64_t used_cores = 0, spare_used = 0;
@@ -630,6 +733,19 @@ int main(int argc, char **argv)
 		spare_run_s += (double)(ss1[c] - ss0[c]) / 1e9;
 	}
 	double obs_s = (double)(obs1 - obs0) / 1e9, ext_total = o.observe ? obs_s : jit_total;
+	double share = jit_total > 0 ? jit_busy / jit_total : NAN;
+
+	if (!o.pin && !o.busy)
+		share = tl_total > 0 ? tl_busy / tl_total : NAN;
+	/* --turn-at: how much of a CPU the turned task got after turning, and where. */
+	double turn_s = 0, turn_busy = 0;
+
+	if (o.turn_at > 0)
+		for (int c = 0; c < nr; c++) {
+			turn_s += thr[o.hogs].turn_time[c];
+			if (busy & (1ULL << c))
+				turn_busy += thr[o.hogs].turn_time[c];
+		}
 
 	bn_begin("pack", o.label);
 	bn_kv("kernel", "%s", variant ? variant : "unknown");
@@ -648,7 +764,9 @@ int main(int argc, char **argv)
 	bn_kv("hog_ops_s", "%.1f", hog_ops / window);
 	bn_kv("jitter_ops_s", "%.1f", jit_ops / window);
 	bn_kv("jitter_cpu_s", "%.3f", jit_total);
-	bn_kv("share_busy", "%.4f", jit_total > 0 ? jit_busy / jit_total : NAN);
+	bn_kv("pin", "%d", o.pin);
+	bn_kv("hog_duty", "%d", o.hog_duty);
+	bn_kv("share_busy", "%.4f", share);
 	bn_kv("spare_cores", "%d", spare_cores);
 	bn_kv("spare_idle", "%.4f", spare_all ? 1.0 - (double)spare_busy / (double)spare_all : NAN);
 	bn_kv("cores_used", "%d", __builtin_popcountll(used_cores));
@@ -668,6 +786,12 @@ int main(int argc, char **argv)
 	bn_kv("lat_max_us", "%.1f", bn_max(&lat));
 	for (int i = 0; i < NCOUNTERS; i++)
 		bn_kv(counters[i], "%ld", count1[i] >= 0 ? count1[i] - count0[i] : -1);
+	if (o.turn_at > 0) {
+		bn_kv("turn_at_s", "%.3f", o.turn_at);
+		bn_kv("turned", "%d", thr[o.hogs].turned);
+		bn_kv("turn_cpu_frac", "%.4f", turn_s / (window - o.turn_at));
+		bn_kv("turn_on_busy", "%.4f", turn_s > 0 ? turn_busy / turn_s : NAN);
+	}
 	char buf[1024];
 
 	bn_kv("jitter_cpus", "%s", cpu_list_of(jit_cpu, jit_total, buf, sizeof(buf)));
@@ -689,7 +813,7 @@ int main(int argc, char **argv)
 		bn_end();
 	}
 	/* Timeline: jitter CPU seconds per CPU in each bucket. */
-	for (int b = 0; b < nbuckets; b++) {
+	for (int b = 0; o.timeline && b < nbuckets; b++) {
 		size_t u = 0;
 
 		for (int c = 0; c < nr; c++) {
