@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
+#include "macro.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,7 +40,8 @@ static const char *level_word(int prio)
 
 void log_msg(int prio, const char *fmt, ...)
 {
-	char small[256], *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
+	char small[256];
 	va_list ap;
 
 	if (prio > max_level)
@@ -57,7 +59,6 @@ void log_msg(int prio, const char *fmt, ...)
 	char *text = buf ? buf : small;
 	if (sink) {
 		sink(prio, text);
-		free(buf);
 		return;
 	}
 	/* One fprintf per line, so lines from a multi-line message keep their priority. */
@@ -70,5 +71,4 @@ void log_msg(int prio, const char *fmt, ...)
 		else
 			fprintf(stderr, "turboschedd: %s: %s\n", level_word(prio), line);
 	}
-	free(buf);
 }
