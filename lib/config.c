@@ -315,12 +315,10 @@ static void section_start(struct parser *p, char *l)
 		return;
 	}
 	struct ts_ruleset *rs = &p->cfg->rules;
-	struct ts_rule *n = realloc(rs->rules, (rs->nrules + 1) * sizeof(*n));
-	if (!n) {
+	if (!ts_grow(&rs->rules, &rs->cap, rs->nrules)) {
 		perr(p, "out of memory");
 		return;
 	}
-	rs->rules = n;
 	struct ts_rule *r = &rs->rules[rs->nrules];
 	memset(r, 0, sizeof(*r));
 	r->name = strdup(name);
@@ -591,13 +589,8 @@ static bool next_raw_line(struct parser *p)
 		return false;
 	const char *nl = memchr(p->buf, '\n', (size_t)(p->buf_end - p->buf));
 	size_t len = nl ? (size_t)(nl - p->buf) + 1 : (size_t)(p->buf_end - p->buf);
-	if (len + 1 > p->line_cap) {
-		char *n = realloc(p->line, len + 1);
-		if (!n)
-			return false;
-		p->line = n;
-		p->line_cap = len + 1;
-	}
+	if (!ts_grow(&p->line, &p->line_cap, len)) /* len bytes and the NUL */
+		return false;
 	memcpy(p->line, p->buf, len);
 	p->line[len] = '\0';
 	p->line_len = len;
@@ -664,10 +657,8 @@ static struct ts_config *config_new(void)
 
 static int add_file_name(struct ts_config *c, const char *name)
 {
-	char **n = realloc(c->files, (c->nfiles + 1) * sizeof(*n));
-	if (!n)
+	if (!ts_grow(&c->files, &c->files_cap, c->nfiles))
 		return -ENOMEM;
-	c->files = n;
 	if (!(c->files[c->nfiles] = strdup(name)))
 		return -ENOMEM;
 	c->nfiles++;

@@ -33,7 +33,7 @@ struct ts_config {
 	struct ts_daemon_settings daemon;
 	struct ts_ruleset rules;
 	char **files; /* every file read, in order */
-	size_t nfiles;
+	size_t nfiles, files_cap;
 };
 
 /* Problems found while loading; msgs[i] is one line without a newline. */

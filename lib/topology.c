@@ -168,11 +168,10 @@ static void mark_online(struct ts_topology *t)
 
 static int add_core(struct ts_topology *t, int cpu)
 {
-	struct ts_core *nc = realloc(t->cores, (t->ncores + 1) * sizeof(*nc));
+	struct ts_core *nc;
 
-	if (!nc)
+	if (!ts_grow(&t->cores, &t->cores_cap, t->ncores))
 		return -ENOMEM;
-	t->cores = nc;
 	nc = &t->cores[t->ncores];
 	memset(nc, 0, sizeof(*nc));
 	nc->package = t->cpus[cpu].package;
