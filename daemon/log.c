@@ -40,6 +40,7 @@ static const char *level_word(int prio)
 
 void log_msg(int prio, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
 	_cleanup_free_ char *buf = NULL;
 	char small[256];
 	va_list ap;

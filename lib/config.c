@@ -68,6 +68,7 @@ const char *ts_config_default_path(void)
 static void diag_add(struct ts_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void diag_add(struct ts_diag *d, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
 	va_list ap;
 	char *m = NULL;
 
@@ -86,8 +87,9 @@ static void diag_add(struct ts_diag *d, const char *fmt, ...)
 static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void perr(struct parser *p, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
+	_cleanup_free_ char *m = NULL;
 	va_list ap;
-	char *m = NULL;
 
 	va_start(ap, fmt);
 	if (vasprintf(&m, fmt, ap) < 0)
@@ -95,7 +97,6 @@ static void perr(struct parser *p, const char *fmt, ...)
 	va_end(ap);
 	diag_add(p->diag, "%s:%d: %s%s%s", p->file, p->lineno, p->sec_label ? p->sec_label : "",
 	         p->sec_label ? " " : "", m ? m : "out of memory");
-	free(m);
 }
 
 void ts_diag_clear(struct ts_diag *d)

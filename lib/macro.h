@@ -63,6 +63,17 @@ static inline int take_fd(int *fd)
 }
 #define TAKE_FD(fd) take_fd(&(fd))
 
+/*
+ * PROTECT_ERRNO; at the top of a function: errno is what it was on entry when the function returns,
+ * so a caller may log first and read errno after (systemd's PROTECT_ERRNO). Every logger has it.
+ */
+static inline void reset_errnop(const int *saved)
+{
+	errno = *saved;
+}
+#define PROTECT_ERRNO                                                                              \
+	_cleanup_(reset_errnop) __attribute__((unused)) const int _saved_errno_ = errno
+
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 /*
