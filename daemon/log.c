@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
 #include "macro.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,8 +50,7 @@ void log_msg(int prio, const char *fmt, ...)
 		return;
 	/* Any length: a configuration's error list is one message, and every error must show. */
 	va_start(ap, fmt);
-	if (vasprintf(&buf, fmt, ap) < 0)
-		buf = NULL;
+	buf = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	if (!buf) {
 		va_start(ap, fmt);

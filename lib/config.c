@@ -76,8 +76,7 @@ static void diag_add(struct ts_diag *d, const char *fmt, ...)
 	if (d->nmsgs >= TS_CONFIG_MAX_ERRORS)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	if (m)
 		d->msgs[d->nmsgs++] = m;
@@ -92,8 +91,7 @@ static void perr(struct parser *p, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	diag_add(p->diag, "%s:%d: %s%s%s", p->file, p->lineno, p->sec_label ? p->sec_label : "",
 	         p->sec_label ? " " : "", m ? m : "out of memory");

@@ -10,6 +10,7 @@
 
 #include "build_config.h"
 #include "macro.h"
+#include "util.h"
 
 static const char *const cmd_names[TS_CMD_COUNT] = {
     [TS_CMD_STATUS] = "status", [TS_CMD_TASKS] = "tasks",   [TS_CMD_EXPLAIN] = "explain",
@@ -187,8 +188,7 @@ json_object *ts_response_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	json_object_object_add(o, "ok", json_object_new_boolean(0));
 	json_object_object_add(o, "error", json_object_new_string(m ? m : "out of memory"));

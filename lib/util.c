@@ -113,6 +113,13 @@ int ts_read_pathf(char **out, const char *fmt, ...)
 	return r;
 }
 
+char *ts_vasprintf(const char *fmt, va_list ap)
+{
+	char *m;
+
+	return vasprintf(&m, fmt, ap) < 0 ? NULL : m;
+}
+
 int ts_parse_ll(const char *s, long long *out)
 {
 	char *end;
