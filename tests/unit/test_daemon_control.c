@@ -110,12 +110,30 @@ static void send_raw(int fd, const char *payload, uint32_t announced)
 		ck_assert_int_eq(write(fd, payload, strlen(payload)), (ssize_t)strlen(payload));
 }
 
+/*
+ * How long this thread has waited runnable but not running, in ms (the scheduler's run_delay,
+ * /proc/thread-self/schedstat): time other load took, not time the code spent. 0 without it.
+ */
+static long long run_delay_ms(void)
+{
+	unsigned long long on_cpu, delay;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n = f ? fscanf(f, "%llu %llu", &on_cpu, &delay) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 2 ? (long long)(delay / 1000000) : 0;
+}
+
+/* How long the tests wait for what must happen, however loaded the machine: only a bound. */
+#define WAIT_MS 10000
+
 /* Runs the loop until fd has a whole response (or EOF); returns the JSON text or NULL on EOF. */
 static char *response(int fd)
 {
 	static char buf[65536];
 	size_t have = 0, plen = 0;
-	for (int i = 0; i < 200; i++) {
+	for (long long end = ts_now_ms() + WAIT_MS; ts_now_ms() < end;) {
 		run_once(10);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, 0) <= 0)
@@ -198,7 +216,7 @@ START_TEST(test_silent_client_times_out_without_blocking)
 	ck_assert_ptr_nonnull(response(fd));
 	close(fd);
 	/* The loop's own timeout wakes it at the deadline; no sleeping here. */
-	long long end = ts_now_ms() + 2000;
+	long long end = ts_now_ms() + WAIT_MS;
 	while (ctl.st.timeouts == 0 && ts_now_ms() < end) {
 		run_once(control_next_timeout(&ctl, ts_now_ms()));
 		control_expire(&ctl, ts_now_ms());
@@ -248,14 +266,14 @@ START_TEST(test_client_limit)
 	/* Accept as we go: a full listen backlog would block connect(). */
 	for (int i = 0; i <= CONTROL_MAX_CLIENTS; i++) {
 		fds[i] = connect_client();
-		long long end = ts_now_ms() + 2000;
+		long long end = ts_now_ms() + WAIT_MS;
 		while (clients_used() + ctl.st.evicted < (size_t)i + 1 && ts_now_ms() < end)
 			run_once(10);
 	}
 	/* Full: the longest-connected silent client made room for the newest, and was told. */
 	ck_assert_uint_eq(ctl.st.evicted, 1);
 	ck_assert_uint_eq(ctl.st.rejected, 0);
-	ck_assert_str_eq(read_frame(fds[0], 1000, buf, sizeof(buf)),
+	ck_assert_str_eq(read_frame(fds[0], WAIT_MS, buf, sizeof(buf)),
 	                 "{\"ok\":false,\"error\":\"dropped: too many clients connected and this "
 	                 "one sent no request; connect again and send the request at once\"}");
 	/* The newest is served. */
@@ -450,12 +468,14 @@ START_TEST(test_many_bad_clients_do_not_block)
 	long long start = ts_now_ms(), worst = 0;
 	pid_t w = 0;
 	while (w == 0 && ts_now_ms() - start < DEADLINE_MS + 1000) {
-		long long t0 = ts_now_ms();
+		long long t0 = ts_now_ms(), d0 = run_delay_ms();
 		int to = control_next_timeout(&ctl, t0);
 		run_once(to < 0 || to > 20 ? 20 : to);
 		control_expire(&ctl, ts_now_ms());
-		if (ts_now_ms() - t0 > worst)
-			worst = ts_now_ms() - t0;
+		/* The round's own time: what other load kept it off the CPU does not count. */
+		long long own = ts_now_ms() - t0 - (run_delay_ms() - d0);
+		if (own > worst)
+			worst = own;
 		w = waitpid(child, &st, WNOHANG);
 	}
 	if (w == 0) {
@@ -468,7 +488,7 @@ START_TEST(test_many_bad_clients_do_not_block)
 	              WEXITSTATUS(st));
 	/* Now every bad client is answered or dropped by its deadline. */
 	size_t finished = 0;
-	long long end = ts_now_ms() + 5 * ctl.timeout_ms;
+	long long end = ts_now_ms() + WAIT_MS;
 	while (finished < NBAD && ts_now_ms() < end) {
 		int to = control_next_timeout(&ctl, ts_now_ms());
 		run_once(to < 0 || to > 20 ? 20 : to);
