@@ -32,7 +32,7 @@ int client_call_or_load(const struct cli_opts *o, const struct ts_request *req, 
                         const char *doing, json_object **resp, struct ts_config **cfg)
 {
 	char why[512];
-	char *msgs = NULL;
+	_cleanup_free_ char *msgs = NULL;
 
 	*resp = NULL;
 	*cfg = NULL;
@@ -49,7 +49,6 @@ int client_call_or_load(const struct cli_opts *o, const struct ts_request *req, 
 	struct ts_config_source src = {.path = config};
 	if (ts_config_load_joined(&src, cfg, &msgs) < 0) {
 		cli_err(o->err, "invalid configuration:\n%s", msgs ? msgs : "out of memory");
-		free(msgs);
 		*cfg = NULL;
 		return CLI_EXIT_FAILURE;
 	}

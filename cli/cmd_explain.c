@@ -95,7 +95,7 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 	static const struct option longopts[] = {{"config", required_argument, NULL, 'c'},
 	                                         {NULL, 0, NULL, 0}};
 	const char *config = NULL;
-	json_object *resp = NULL;
+	_cleanup_(json_object_putp) json_object *resp = NULL;
 	pid_t pid;
 	int c;
 
@@ -110,9 +110,10 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 		return cli_usage(o->err, "explain [--config FILE] PID");
 
 	struct ts_request req = {.cmd = TS_CMD_EXPLAIN, .pid = pid};
-	struct ts_config *cfg;
-	struct ts_explain e;
-	struct ts_ledger manual = {0};
+	_cleanup_(ts_config_freep) struct ts_config *cfg = NULL;
+	_cleanup_(ts_ledger_free) struct ts_ledger manual = {0};
+	/* Declared last, freed first: its strings point into the three above. */
+	_cleanup_(ts_explain_free) struct ts_explain e = {0};
 	int r;
 	if (client_call_or_load(o, &req, config, "explaining with", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
@@ -135,10 +136,5 @@ int cmd_explain(const struct cli_opts *o, int argc, char **argv)
 	} else {
 		print_human(o->out, &e);
 	}
-	ts_explain_free(&e);
-	/* After the last use of e: its strings point into these. */
-	ts_ledger_free(&manual);
-	ts_config_free(cfg);
-	json_object_put(resp);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

@@ -62,7 +62,10 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	                                         {NULL, 0, NULL, 0}};
 	const char *config = NULL;
 	struct ts_request req = {.cmd = TS_CMD_RULES};
-	json_object *resp = NULL;
+	_cleanup_(json_object_putp) json_object *resp = NULL;
+	_cleanup_(ts_config_freep) struct ts_config *cfg = NULL;
+	_cleanup_(ts_rules_reply_free) struct ts_rules_reply rr = {0};
+	_cleanup_(client_ledger_free) struct client_ledger ledger = {0};
 	int c;
 
 	optind = 0;
@@ -75,20 +78,17 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage(o->err, "rules [--config FILE]");
 
-	struct ts_config *cfg;
-	struct ts_rules_reply rr = {0};
 	if (client_call_or_load(o, &req, config, "showing", &resp, &cfg) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (cfg) {
+		/* The reply takes the rules over: one owner, one free. */
 		rr.rules = cfg->rules;
+		cfg->rules = (struct ts_ruleset){0};
 		rr.from_config = true;
 	} else if (ts_reply_rules_parse(resp, &rr) < 0) {
 		cli_err(o->err, "%s", ts_proto_strerror(-EPROTO));
-		ts_rules_reply_free(&rr);
-		json_object_put(resp);
 		return CLI_EXIT_FAILURE;
 	}
-	struct client_ledger ledger = {0};
 	if (!cfg)
 		client_ledger_load(o, &ledger);
 	if (o->json) {
@@ -109,11 +109,5 @@ int cmd_rules(const struct cli_opts *o, int argc, char **argv)
 	} else {
 		print_table(o->out, &rr.rules, &ledger);
 	}
-	client_ledger_free(&ledger);
-	if (cfg)
-		ts_config_free(cfg);
-	else
-		ts_rules_reply_free(&rr);
-	json_object_put(resp);
 	return CLI_EXIT_OK;
 }

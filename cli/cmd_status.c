@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "client.h"
 #include "kernel.h"
+#include "macro.h"
 #include "output.h"
 #include "scan.h"
 #include "status.h"
@@ -48,17 +49,17 @@ static void sleep_ms(long ms)
 /* Busy share of each core: the mean over its CPUs of the sampled per-CPU busy shares. */
 static void sample_busy(const struct ts_topology *topo, long ms, struct core_view *cv)
 {
-	struct ts_cpu_times *a = calloc(topo->ncpus, sizeof(*a));
-	struct ts_cpu_times *b = calloc(topo->ncpus, sizeof(*b));
+	_cleanup_free_ struct ts_cpu_times *a = calloc(topo->ncpus, sizeof(*a));
+	_cleanup_free_ struct ts_cpu_times *b = calloc(topo->ncpus, sizeof(*b));
 
 	for (size_t c = 0; c < topo->ncores; c++)
 		cv[c].busy_pct = -1;
 	if (!a || !b || ts_cpustat_read(a, topo->ncpus) < 0)
-		goto out;
+		return;
 	if (ms > 0)
 		sleep_ms(ms);
 	if (ts_cpustat_read(b, topo->ncpus) < 0)
-		goto out;
+		return;
 	for (size_t c = 0; c < topo->ncores; c++) {
 		int sum = 0, n = 0;
 
@@ -73,9 +74,6 @@ static void sample_busy(const struct ts_topology *topo, long ms, struct core_vie
 		}
 		cv[c].busy_pct = n ? (sum + n / 2) / n : -1;
 	}
-out:
-	free(a);
-	free(b);
 }
 
 static const char *onoff(int v)
@@ -376,7 +374,7 @@ static void output_text(const struct cli_opts *o, const struct status_view *v)
 static void map_domains(struct status_view *v)
 {
 	const struct ts_topology *topo = &v->topo;
-	int *seen = calloc(topo->ncores + 1, sizeof(*seen));
+	_cleanup_free_ int *seen = calloc(topo->ncores + 1, sizeof(*seen));
 	int n = 0;
 
 #if defined(__powerpc__) || defined(__powerpc64__)
@@ -399,7 +397,6 @@ static void map_domains(struct status_view *v)
 			seen[n++] = key;
 		v->cv[c].domain = i;
 	}
-	free(seen);
 }
 
 static void status_view_free(struct status_view *v)
@@ -446,7 +443,6 @@ static int status_gather(const struct cli_opts *o, const struct status_args *a,
 int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 {
 	struct status_args a;
-	struct status_view v;
 	unsigned int round = 0;
 	bool clear;
 	int r;
@@ -456,6 +452,8 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 		return r;
 	clear = a.watch_s && a.format == FORMAT_TEXT && isatty(fileno(opts->out));
 	for (;;) {
+		_cleanup_(status_view_free) struct status_view v = {0};
+
 		r = status_gather(opts, &a, &v);
 		if (r < 0) {
 			cli_err(opts->err, "cannot list tasks: %s", strerror(-r));
@@ -469,7 +467,6 @@ int cmd_status(const struct cli_opts *opts, int argc, char **argv)
 			else
 				output_text(opts, &v);
 		}
-		status_view_free(&v);
 		fflush(opts->out);
 		if (r < 0 || !a.watch_s || (cli_watch_rounds && ++round >= cli_watch_rounds))
 			break;

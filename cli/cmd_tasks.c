@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "errors.h"
+#include "macro.h"
 #include "output.h"
 #include "scan.h"
 
@@ -82,10 +83,10 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 	static const struct option longopts[] = {
 	    {NULL, 0, NULL, 0},
 	};
-	struct client_ledger reg;
-	struct ts_ledger manual;
-	struct ts_topology topo;
-	struct jitter_list jl;
+	_cleanup_(client_ledger_free) struct client_ledger reg = {0};
+	_cleanup_(ts_ledger_free) struct ts_ledger manual = {0};
+	_cleanup_(ts_topology_free) struct ts_topology topo = {0};
+	_cleanup_(jitter_list_free) struct jitter_list jl = {0};
 	bool have_topo;
 	int c, r;
 
@@ -95,6 +96,7 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 		cli_err(opts->err, "tasks takes no arguments");
 		return CLI_EXIT_USAGE;
 	}
+	/* A failed load leaves topo empty: freeing it is a no-op. */
 	have_topo = ts_topology_load(&topo) == 0;
 	/* Read-only: no lock, the file is replaced atomically. */
 	manual_ledger_load(opts->err, &manual);
@@ -119,10 +121,5 @@ int cmd_tasks(const struct cli_opts *opts, int argc, char **argv)
 			cli_err(opts->err, "%s; tasks a daemon rule tagged show as \"unknown\"",
 			        reg.why);
 	}
-	jitter_list_free(&jl);
-	client_ledger_free(&reg);
-	ts_ledger_free(&manual);
-	if (have_topo)
-		ts_topology_free(&topo);
 	return r < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

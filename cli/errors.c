@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "macro.h"
 #include "sched_attr.h"
 
 bool cli_have_cap_sys_nice(void)
@@ -70,6 +71,7 @@ void cli_clamp_error(char *buf, size_t len, int err, uid_t owner, bool have_cap)
 
 void cli_err(FILE *f, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
 	va_list ap;
 
 	fputs("turboschedctl: ", f);

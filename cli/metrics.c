@@ -35,6 +35,14 @@ static void sample_u(FILE *f, const char *name, unsigned long long v)
 	fprintf(f, "%s %llu\n", name, v);
 }
 
+/* A family of one unlabelled sample: its HELP and TYPE lines, then the sample. */
+static void metric_u(FILE *f, const char *name, const char *type, const char *help,
+                     unsigned long long v)
+{
+	family(f, name, type, help);
+	sample_u(f, name, v);
+}
+
 /* The kernel's counters (debugfs, root only) that map one to one: line name -> metric. */
 static const struct {
 	const char *line, *metric, *type, *help;
@@ -95,12 +103,13 @@ static void fallbacks(FILE *f, const struct ts_kernel_info *k)
 
 static void kernel_counters(FILE *f, const struct ts_kernel_info *k)
 {
-	family(f, "turbosched_kernel_packing_enabled", "gauge",
-	       "1 when packing is switched on (kernel.sched_pack_jitter), 0 off or no TurboSched.");
-	sample_u(f, "turbosched_kernel_packing_enabled", k->pack_enabled == 1);
-	family(f, "turbosched_kernel_counters_available", "gauge",
-	       "1 when the kernel's counters could be read (debugfs, as root).");
-	sample_u(f, "turbosched_kernel_counters_available", k->counters_state == TS_COUNTERS_OK);
+	metric_u(
+	    f, "turbosched_kernel_packing_enabled", "gauge",
+	    "1 when packing is switched on (kernel.sched_pack_jitter), 0 off or no TurboSched.",
+	    k->pack_enabled == 1);
+	metric_u(f, "turbosched_kernel_counters_available", "gauge",
+	         "1 when the kernel's counters could be read (debugfs, as root).",
+	         k->counters_state == TS_COUNTERS_OK);
 	if (k->counters_state != TS_COUNTERS_OK)
 		return;
 	for (size_t i = 0; i < sizeof(kernel_metrics) / sizeof(kernel_metrics[0]); i++) {
@@ -152,13 +161,13 @@ static void cores(FILE *f, const struct status_view *v)
 static void daemon_metrics(FILE *f, const struct status_view *v)
 {
 	const struct ts_status *st = &v->reg.st;
-	family(f, "turbosched_daemon_up", "gauge", "1 when turboschedd answers on its socket.");
-	sample_u(f, "turbosched_daemon_up", v->reg.reachable);
+	metric_u(f, "turbosched_daemon_up", "gauge", "1 when turboschedd answers on its socket.",
+	         v->reg.reachable);
 	if (!v->reg.reachable)
 		return;
-	family(f, "turbosched_daemon_degraded", "gauge",
-	       "1 when turboschedd runs degraded (e.g. without the proc connector).");
-	sample_u(f, "turbosched_daemon_degraded", st->degraded != NULL);
+	metric_u(f, "turbosched_daemon_degraded", "gauge",
+	         "1 when turboschedd runs degraded (e.g. without the proc connector).",
+	         st->degraded != NULL);
 	family(f, "turbosched_daemon_tagged_tasks", "gauge",
 	       "Tasks turboschedd's rules have tagged now, by rule.");
 	for (size_t i = 0; i < v->ledger.l.nnames; i++) {
@@ -170,12 +179,10 @@ static void daemon_metrics(FILE *f, const struct status_view *v)
 		label_value(f, v->ledger.l.names[i]);
 		fprintf(f, "} %zu\n", n);
 	}
-	family(f, "turbosched_daemon_tags_total", "counter",
-	       "Tags turboschedd has applied since it started.");
-	sample_u(f, "turbosched_daemon_tags_total", st->stats.tagged);
-	family(f, "turbosched_daemon_restores_total", "counter",
-	       "Clamps turboschedd has restored since it started.");
-	sample_u(f, "turbosched_daemon_restores_total", st->stats.restored);
+	metric_u(f, "turbosched_daemon_tags_total", "counter",
+	         "Tags turboschedd has applied since it started.", st->stats.tagged);
+	metric_u(f, "turbosched_daemon_restores_total", "counter",
+	         "Clamps turboschedd has restored since it started.", st->stats.restored);
 	family(f, "turbosched_daemon_tag_failures_total", "counter",
 	       "Tags turboschedd failed to apply, by cause (errno name).");
 	for (size_t i = 0; i < st->stats.ncauses; i++) {
@@ -183,12 +190,11 @@ static void daemon_metrics(FILE *f, const struct status_view *v)
 		label_value(f, st->stats.causes[i].name);
 		fprintf(f, "} %" PRIu64 "\n", st->stats.causes[i].count);
 	}
-	family(f, "turbosched_daemon_events_total", "counter",
-	       "Process events turboschedd has handled.");
-	sample_u(f, "turbosched_daemon_events_total", st->stats.events);
-	family(f, "turbosched_daemon_late_events_total", "counter",
-	       "Events handled later than turbosched_daemon_late_threshold_seconds.");
-	sample_u(f, "turbosched_daemon_late_events_total", st->stats.late);
+	metric_u(f, "turbosched_daemon_events_total", "counter",
+	         "Process events turboschedd has handled.", st->stats.events);
+	metric_u(f, "turbosched_daemon_late_events_total", "counter",
+	         "Events handled later than turbosched_daemon_late_threshold_seconds.",
+	         st->stats.late);
 	family(f, "turbosched_daemon_late_threshold_seconds", "gauge",
 	       "How late an event must be handled to count as late.");
 	fprintf(f, "turbosched_daemon_late_threshold_seconds %.3f\n", st->stats.late_ms / 1000.0);
@@ -196,17 +202,17 @@ static void daemon_metrics(FILE *f, const struct status_view *v)
 	       "The latest any event has been handled since turboschedd started.");
 	fprintf(f, "turbosched_daemon_event_lag_max_seconds %.6f\n",
 	        (double)st->stats.lag_max_us / 1e6);
-	family(f, "turbosched_daemon_reload_failures_total", "counter",
-	       "Configuration reloads that failed (the old rules stayed in force).");
-	sample_u(f, "turbosched_daemon_reload_failures_total", st->last_reload.failures);
+	metric_u(f, "turbosched_daemon_reload_failures_total", "counter",
+	         "Configuration reloads that failed (the old rules stayed in force).",
+	         st->last_reload.failures);
 }
 
 void status_prometheus(FILE *f, const struct status_view *v)
 {
 	kernel_counters(f, &v->k);
-	family(f, "turbosched_jitter_tasks_seen", "gauge",
-	       "Jitter tasks found by scanning /proc (util_max 0 as sched_getattr reports it).");
-	sample_u(f, "turbosched_jitter_tasks_seen", v->jl.n);
+	metric_u(f, "turbosched_jitter_tasks_seen", "gauge",
+	         "Jitter tasks found by scanning /proc (util_max 0 as sched_getattr reports it).",
+	         v->jl.n);
 	cores(f, v);
 	daemon_metrics(f, v);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
+
 void table_init(struct table *t, size_t ncols, const char *const *headers)
 {
 	memset(t, 0, sizeof(*t));
@@ -17,15 +19,9 @@ int table_add(struct table *t, ...)
 {
 	va_list ap;
 
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		char **c = realloc(t->cells, cap * t->ncols * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		t->cells = c;
-		t->cap = cap;
-	}
+	/* One element is one row of ncols cells; cap counts rows. */
+	if (!ts_grow_array((void **)&t->cells, &t->cap, t->nrows, t->ncols * sizeof(*t->cells)))
+		return -ENOMEM;
 	va_start(ap, t);
 	for (size_t i = 0; i < t->ncols; i++) {
 		const char *s = va_arg(ap, const char *);

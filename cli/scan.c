@@ -48,7 +48,7 @@ static void classify(struct jitter_task *j, const struct ts_ledger *manual,
 int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
                 const struct client_ledger *daemon, unsigned int parts, struct jitter_list *out)
 {
-	struct ts_pidlist procs = {0}, threads = {0};
+	_cleanup_(ts_pidlist_free) struct ts_pidlist procs = {0}, threads = {0};
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -75,8 +75,6 @@ int jitter_scan(const struct ts_topology *topo, const struct ts_ledger *manual,
 				out->v[out->n++] = j;
 		}
 	}
-	ts_pidlist_free(&threads);
-	ts_pidlist_free(&procs);
 	return r;
 }
 

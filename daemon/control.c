@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "macro.h"
 #include "privs.h"
 #include "util.h"
 
@@ -338,12 +339,7 @@ static int accept_cb(sd_event_source *s, int lfd, uint32_t events, void *userdat
 		cl->deadline = ts_now_ms() + c->timeout_ms;
 		if (!cl->in ||
 		    sd_event_add_io(c->event, &cl->src, fd, EPOLLIN, client_cb, cl) < 0) {
-			free(cl->in);
-			close(fd);
-			if (cl->pidfd >= 0)
-				close(cl->pidfd);
-			memset(cl, 0, sizeof(*cl));
-			cl->ctl = c;
+			client_close(cl);
 			continue;
 		}
 		/* A client that sent its request with the connect is answered now. */
@@ -434,7 +430,7 @@ static int remove_stale(struct control *c, const char *path)
 int control_open(struct control *c, sd_event *e, const char *path, control_handler h, void *ctx)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd, r;
+	int r;
 
 	memset(c, 0, sizeof(*c));
 	c->event = e;
@@ -450,38 +446,33 @@ int control_open(struct control *c, sd_event *e, const char *path, control_handl
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	make_parent(path);
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* A socket file that accepts connections belongs to a running daemon: never steal it. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN) {
-		close(fd);
-		return -EADDRINUSE;
+	{
+		_cleanup_close_ int probe =
+		    socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (probe < 0)
+			return -errno;
+		/* A socket that accepts connections belongs to a running daemon: never steal it. */
+		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN)
+			return -EADDRINUSE;
 	}
-	close(fd);
 	r = remove_stale(c, path);
 	if (r < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(path, 0666) < 0 || /* anyone may ask; changes are checked per request */
-	    listen(fd, SOMAXCONN) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	c->listen_fd = fd;
+	    listen(fd, SOMAXCONN) < 0)
+		return -errno;
 	r = sd_event_add_io(e, &c->listen, fd, EPOLLIN, accept_cb, c);
 	if (r >= 0)
 		r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, UINT64_MAX, 1000, timer_cb, c);
 	if (r < 0) {
 		c->listen = sd_event_source_disable_unref(c->listen);
-		close(fd);
-		c->listen_fd = -1;
 		return r;
 	}
+	c->listen_fd = TAKE_FD(fd);
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		c->clients[i].ctl = c;
 	return 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "macro.h"
 #include "procconn.h"
 #include "rules.h"
 #include "tag.h"
@@ -301,7 +302,7 @@ void engine_eval(struct engine *e, pid_t tgid, pid_t tid)
 
 static void eval_process(struct engine *e, pid_t tgid, bool scan)
 {
-	struct ts_pidlist threads = {0};
+	_cleanup_(ts_pidlist_free) struct ts_pidlist threads = {0};
 
 	if (ts_list_threads(tgid, &threads) < 0)
 		return;
@@ -315,7 +316,6 @@ static void eval_process(struct engine *e, pid_t tgid, bool scan)
 			break;
 		eval_task(e, &t, &p);
 	}
-	ts_pidlist_free(&threads);
 }
 
 void engine_scan(struct engine *e)

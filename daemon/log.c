@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
+#include "macro.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,15 +41,16 @@ static const char *level_word(int prio)
 
 void log_msg(int prio, const char *fmt, ...)
 {
-	char small[256], *buf = NULL;
+	PROTECT_ERRNO;
+	_cleanup_free_ char *buf = NULL;
+	char small[256];
 	va_list ap;
 
 	if (prio > max_level)
 		return;
 	/* Any length: a configuration's error list is one message, and every error must show. */
 	va_start(ap, fmt);
-	if (vasprintf(&buf, fmt, ap) < 0)
-		buf = NULL;
+	buf = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	if (!buf) {
 		va_start(ap, fmt);
@@ -57,7 +60,6 @@ void log_msg(int prio, const char *fmt, ...)
 	char *text = buf ? buf : small;
 	if (sink) {
 		sink(prio, text);
-		free(buf);
 		return;
 	}
 	/* One fprintf per line, so lines from a multi-line message keep their priority. */
@@ -70,5 +72,4 @@ void log_msg(int prio, const char *fmt, ...)
 		else
 			fprintf(stderr, "turboschedd: %s: %s\n", level_word(prio), line);
 	}
-	free(buf);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "macro.h"
 #include "util.h"
 
 /* asm-generic value (x86_64, arm64, ppc64le, ...); Debian 12's headers predate Linux 6.5. */
@@ -23,6 +24,8 @@
 #endif
 #define SO_PEERPIDFD 77
 #endif
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cap_t, cap_free)
 
 int privs_plan(cap_t cur, cap_t *want, bool *drop_bound)
 {
@@ -38,8 +41,7 @@ int privs_plan(cap_t cur, cap_t *want, bool *drop_bound)
 	if (have == CAP_SET && (cap_set_flag(*want, CAP_EFFECTIVE, 1, &keep, CAP_SET) < 0 ||
 	                        cap_set_flag(*want, CAP_PERMITTED, 1, &keep, CAP_SET) < 0)) {
 		int r = -errno;
-		cap_free(*want);
-		*want = NULL;
+		cap_free(TAKE_PTR(*want));
 		return r;
 	}
 	return 0;
@@ -47,7 +49,7 @@ int privs_plan(cap_t cur, cap_t *want, bool *drop_bound)
 
 int privs_drop(void)
 {
-	cap_t cur = cap_get_proc(), want = NULL;
+	_cleanup_(cap_freep) cap_t cur = cap_get_proc(), want = NULL;
 	bool drop_bound;
 	int r;
 
@@ -55,39 +57,30 @@ int privs_drop(void)
 		return -ENOMEM;
 	r = privs_plan(cur, &want, &drop_bound);
 	if (r < 0)
-		goto out;
+		return r;
 	/* The bounding set goes first: dropping from it needs CAP_SETPCAP, which goes next. */
 	for (cap_value_t c = 0; drop_bound && c <= CAP_LAST_CAP; c++) {
 		if (c != CAP_SYS_NICE && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0) {
 			r = -errno;
 			log_warning("cannot drop capability %d from the bounding set: %s", c,
-			            strerror(errno));
-			goto out;
+			            strerror(-r));
+			return r;
 		}
 	}
 	/* No inheritable capabilities: the kernel then clears the ambient set as well. */
-	if (cap_set_proc(want) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
-		r = -errno;
-		goto out;
-	}
+	if (cap_set_proc(want) < 0)
+		return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
 	/* Nothing the daemon could ever exec gains privileges (systemd sets it too). */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		r = -errno;
-		goto out;
-	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
 	cap_flag_value_t nice = CAP_CLEAR;
 	cap_get_flag(want, CAP_SYS_NICE, CAP_EFFECTIVE, &nice);
 	if (nice != CAP_SET)
 		log_notice("running without CAP_SYS_NICE: only tasks of uid %u can be tagged",
 		           (unsigned)getuid());
-out:
-	cap_free(cur);
-	cap_free(want);
-	return r;
+	return 0;
 }
 
 int privs_parse_capeff(const char *status, unsigned long long *out)
@@ -117,7 +110,8 @@ int privs_peer_pidfd(int sock)
 
 int privs_pidfd_pid(int pidfd)
 {
-	char path[64], *info = NULL;
+	_cleanup_free_ char *info = NULL;
+	char path[64];
 	long long pid = -1;
 
 	/* The daemon's own descriptor: the real /proc, never the test root. */
@@ -127,7 +121,6 @@ int privs_pidfd_pid(int pidfd)
 	const char *p = strstr(info, "\nPid:");
 	if (p)
 		pid = strtoll(p + 5, NULL, 10);
-	free(info);
 	return pid > 0 ? (int)pid : -ESRCH;
 }
 
@@ -159,7 +152,7 @@ static int in_our_userns(pid_t pid)
 
 bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid, const char **why)
 {
-	char *status = NULL;
+	_cleanup_free_ char *status = NULL;
 	unsigned long long eff;
 	const char *dummy;
 
@@ -176,9 +169,7 @@ bool privs_peer_may_change(pid_t pid, int pidfd, uid_t uid, const char **why)
 		return false; /* the peer exited before it was even accepted */
 	if (pid <= 0 || ts_read_pathf(&status, "/proc/%d/status", (int)pid) < 0)
 		return false;
-	bool nice = privs_parse_capeff(status, &eff) == 0 && (eff >> CAP_SYS_NICE) & 1;
-	free(status);
-	if (!nice) {
+	if (privs_parse_capeff(status, &eff) < 0 || !((eff >> CAP_SYS_NICE) & 1)) {
 		*why = "it holds neither root nor CAP_SYS_NICE";
 		return false;
 	}

@@ -103,6 +103,14 @@ static int deliver(const void *data, size_t len, pc_event_fn fn, void *ctx)
 		if (len < offsetof(struct proc_event, event_data) + sizeof(pe->event_data.member)) \
 			return -EBADMSG;                                                           \
 	} while (0)
+	/* exec, comm, uid and exit: the task's pid and tgid, under each variant's own name. */
+#define TASK_EVENT(member, w)                                                                      \
+	do {                                                                                       \
+		NEED(member);                                                                      \
+		ev.what = (w);                                                                     \
+		ev.tid = pe->event_data.member.process_pid;                                        \
+		ev.tgid = pe->event_data.member.process_tgid;                                      \
+	} while (0)
 	switch (pe->what) {
 	case PROC_EVENT_FORK:
 		NEED(fork);
@@ -113,32 +121,21 @@ static int deliver(const void *data, size_t len, pc_event_fn fn, void *ctx)
 		ev.tgid = pe->event_data.fork.child_tgid;
 		break;
 	case PROC_EVENT_EXEC:
-		NEED(exec);
-		ev.what = PC_EXEC;
-		ev.tid = pe->event_data.exec.process_pid;
-		ev.tgid = pe->event_data.exec.process_tgid;
+		TASK_EVENT(exec, PC_EXEC);
 		break;
 	case PROC_EVENT_COMM:
-		NEED(comm);
-		ev.what = PC_COMM;
-		ev.tid = pe->event_data.comm.process_pid;
-		ev.tgid = pe->event_data.comm.process_tgid;
+		TASK_EVENT(comm, PC_COMM);
 		break;
 	case PROC_EVENT_UID:
-		NEED(id);
-		ev.what = PC_UID;
-		ev.tid = pe->event_data.id.process_pid;
-		ev.tgid = pe->event_data.id.process_tgid;
+		TASK_EVENT(id, PC_UID);
 		break;
 	case PROC_EVENT_EXIT:
-		NEED(exit);
-		ev.what = PC_EXIT;
-		ev.tid = pe->event_data.exit.process_pid;
-		ev.tgid = pe->event_data.exit.process_tgid;
+		TASK_EVENT(exit, PC_EXIT);
 		break;
 	default:
 		return 0; /* NONE (the ack of LISTEN), gid, sid, ptrace, coredump: not ours */
 	}
+#undef TASK_EVENT
 #undef NEED
 	if (ev.tid <= 0 || ev.tgid <= 0)
 		return -EBADMSG;

@@ -68,6 +68,7 @@ const char *ts_config_default_path(void)
 static void diag_add(struct ts_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void diag_add(struct ts_diag *d, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
 	va_list ap;
 	char *m = NULL;
 
@@ -75,8 +76,7 @@ static void diag_add(struct ts_diag *d, const char *fmt, ...)
 	if (d->nmsgs >= TS_CONFIG_MAX_ERRORS)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	if (m)
 		d->msgs[d->nmsgs++] = m;
@@ -86,16 +86,15 @@ static void diag_add(struct ts_diag *d, const char *fmt, ...)
 static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void perr(struct parser *p, const char *fmt, ...)
 {
+	PROTECT_ERRNO;
+	_cleanup_free_ char *m = NULL;
 	va_list ap;
-	char *m = NULL;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	diag_add(p->diag, "%s:%d: %s%s%s", p->file, p->lineno, p->sec_label ? p->sec_label : "",
 	         p->sec_label ? " " : "", m ? m : "out of memory");
-	free(m);
 }
 
 void ts_diag_clear(struct ts_diag *d)
@@ -315,12 +314,10 @@ static void section_start(struct parser *p, char *l)
 		return;
 	}
 	struct ts_ruleset *rs = &p->cfg->rules;
-	struct ts_rule *n = realloc(rs->rules, (rs->nrules + 1) * sizeof(*n));
-	if (!n) {
+	if (!ts_grow(&rs->rules, &rs->cap, rs->nrules)) {
 		perr(p, "out of memory");
 		return;
 	}
-	rs->rules = n;
 	struct ts_rule *r = &rs->rules[rs->nrules];
 	memset(r, 0, sizeof(*r));
 	r->name = strdup(name);
@@ -338,11 +335,25 @@ static void section_start(struct parser *p, char *l)
 	p->sec_errors = p->diag->total;
 }
 
-/* Splits a comma-separated list into trimmed, non-empty items. Returns count or -1 (reported). */
+/* A NULL-terminated array of strings and the strings. */
+static void strv_free(char **v)
+{
+	for (char **s = v; s && *s; s++)
+		free(*s);
+	free(v);
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
+
+/*
+ * Splits a comma-separated list into trimmed, non-empty items (NULL-terminated). Returns count or
+ * -1 (reported).
+ */
 static int split_list(struct parser *p, const char *key, const char *value, char ***out)
 {
-	char *copy = strdup(value), *save = NULL;
-	char **v = NULL;
+	_cleanup_free_ char *copy = strdup(value);
+	_cleanup_(strv_freep) char **v = NULL;
+	char *save = NULL;
+	size_t cap = 0;
 	int n = 0;
 
 	if (!copy) {
@@ -351,7 +362,6 @@ static int split_list(struct parser *p, const char *key, const char *value, char
 	}
 	if (!*trim(copy)) {
 		perr(p, "%s: empty value", key);
-		free(copy);
 		return -1;
 	}
 	/* strtok_r would merge ",," silently; walk by hand so an empty item is an error. */
@@ -363,29 +373,19 @@ static int split_list(struct parser *p, const char *key, const char *value, char
 		char *item = trim(s);
 		if (!*item) {
 			perr(p, "%s: empty item in list", key);
-			goto fail;
+			return -1;
 		}
-		char **nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
-		if (!nv || !(nv[n] = strdup(item))) {
-			v = nv ? nv : v;
-			goto oom_fail;
+		/* Room for the item and the NULL after it. */
+		if (!ts_grow(&v, &cap, (size_t)n + 1) || !(v[n] = strdup(item))) {
+			perr(p, "out of memory");
+			return -1;
 		}
-		v = nv;
-		n++;
+		v[++n] = NULL;
 		if (!save)
 			break;
 	}
-	free(copy);
-	*out = v;
+	*out = TAKE_PTR(v);
 	return n;
-oom_fail:
-	perr(p, "out of memory");
-fail:
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-	free(copy);
-	return -1;
 }
 
 static bool has_wildcard(const char *s)
@@ -415,51 +415,48 @@ static int check_pattern(struct parser *p, enum key_id k, const char *pat)
 	return 0;
 }
 
-/* Appends items[n] (taken over, freed) to *list; false on ENOMEM (items freed). */
-static bool list_extend(char ***list, size_t *len, char **items, int n)
+/*
+ * Appends the n (at least one) items of *items to *list of length *len: the strings are the
+ * list's then, and *items is freed and NULL. false on ENOMEM, *items untouched.
+ */
+static bool list_extend(char ***list, size_t *len, char ***items, int n)
 {
-	char **v;
+	size_t cap = *len;
 
 	if (!*list) {
-		*list = items;
+		*list = TAKE_PTR(*items);
 		*len = (size_t)n;
 		return true;
 	}
-	v = realloc(*list, (*len + (size_t)n) * sizeof(*v));
-	if (v) {
-		memcpy(v + *len, items, (size_t)n * sizeof(*v));
-		*list = v;
-		*len += (size_t)n;
-	} else {
-		for (int i = 0; i < n; i++)
-			free(items[i]);
-	}
-	free(items);
-	return v != NULL;
+	if (!ts_grow(list, &cap, *len + (size_t)n - 1))
+		return false;
+	memcpy(*list + *len, *items, (size_t)n * sizeof(**items));
+	*len += (size_t)n;
+	free(TAKE_PTR(*items));
+	return true;
 }
 
 /* The same for the uids that go with the user list (len: the user list's length before). */
-static bool uids_extend(uid_t **uids, size_t len, uid_t *add, int n)
+static bool uids_extend(uid_t **uids, size_t len, uid_t **add, int n)
 {
-	uid_t *v;
+	size_t cap = len;
 
 	if (!*uids) {
-		*uids = add;
+		*uids = TAKE_PTR(*add);
 		return true;
 	}
-	v = realloc(*uids, (len + (size_t)n) * sizeof(*v));
-	if (v) {
-		memcpy(v + len, add, (size_t)n * sizeof(*v));
-		*uids = v;
-	}
-	free(add);
-	return v != NULL;
+	if (!ts_grow(uids, &cap, len + (size_t)n - 1))
+		return false;
+	memcpy(*uids + len, *add, (size_t)n * sizeof(**add));
+	free(TAKE_PTR(*add));
+	return true;
 }
 
 static void set_rule_key(struct parser *p, enum key_id k, const char *value)
 {
 	struct ts_rule *r = cur_rule(p);
-	char **items = NULL;
+	_cleanup_(strv_freep) char **items = NULL;
+	_cleanup_free_ uid_t *uids = NULL;
 	int n;
 
 	if (k == K_THREADS) {
@@ -476,7 +473,6 @@ static void set_rule_key(struct parser *p, enum key_id k, const char *value)
 		return;
 
 	bool ok = true;
-	uid_t *uids = NULL;
 	if (k == K_USER && !(uids = calloc((size_t)n, sizeof(*uids)))) {
 		perr(p, "out of memory");
 		ok = false;
@@ -498,29 +494,18 @@ static void set_rule_key(struct parser *p, enum key_id k, const char *value)
 			ok = false;
 		}
 	}
-	if (!ok) {
-		for (int i = 0; i < n; i++)
-			free(items[i]);
-		free(items);
-		free(uids);
+	if (!ok)
 		return;
-	}
 	switch (k) {
 	case K_COMM:
-		ok = list_extend(&r->comm, &r->ncomm, items, n);
+		ok = list_extend(&r->comm, &r->ncomm, &items, n);
 		break;
 	case K_CGROUP:
-		ok = list_extend(&r->cgroup, &r->ncgroup, items, n);
+		ok = list_extend(&r->cgroup, &r->ncgroup, &items, n);
 		break;
 	default:
-		if (uids_extend(&r->uids, r->nuser, uids, n)) {
-			ok = list_extend(&r->user, &r->nuser, items, n);
-			break;
-		}
-		for (int i = 0; i < n; i++)
-			free(items[i]);
-		free(items);
-		ok = false;
+		ok = uids_extend(&r->uids, r->nuser, &uids, n) &&
+		     list_extend(&r->user, &r->nuser, &items, n);
 		break;
 	}
 	if (!ok)
@@ -603,13 +588,8 @@ static bool next_raw_line(struct parser *p)
 		return false;
 	const char *nl = memchr(p->buf, '\n', (size_t)(p->buf_end - p->buf));
 	size_t len = nl ? (size_t)(nl - p->buf) + 1 : (size_t)(p->buf_end - p->buf);
-	if (len + 1 > p->line_cap) {
-		char *n = realloc(p->line, len + 1);
-		if (!n)
-			return false;
-		p->line = n;
-		p->line_cap = len + 1;
-	}
+	if (!ts_grow(&p->line, &p->line_cap, len)) /* len bytes and the NUL */
+		return false;
 	memcpy(p->line, p->buf, len);
 	p->line[len] = '\0';
 	p->line_len = len;
@@ -676,10 +656,8 @@ static struct ts_config *config_new(void)
 
 static int add_file_name(struct ts_config *c, const char *name)
 {
-	char **n = realloc(c->files, (c->nfiles + 1) * sizeof(*n));
-	if (!n)
+	if (!ts_grow(&c->files, &c->files_cap, c->nfiles))
 		return -ENOMEM;
-	c->files = n;
 	if (!(c->files[c->nfiles] = strdup(name)))
 		return -ENOMEM;
 	c->nfiles++;
@@ -789,9 +767,9 @@ static char *dir_of(const char *path)
  */
 static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	char *buf = NULL;
 
 	if (fd < 0) {
 		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
@@ -799,65 +777,56 @@ static char *read_config_file(struct ts_diag *d, const char *path, size_t *len)
 	}
 	if (fstat(fd, &st) < 0) {
 		diag_add(d, "%s: cannot read: %s", path, strerror(errno));
-		goto fail;
+		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		diag_add(d, "%s: cannot read: %s, expected a regular file", path,
 		         ts_file_kind(st.st_mode));
-		goto fail;
+		return NULL;
 	}
 	if (refuse_insecure(d, path, "file", &st))
-		goto fail;
+		return NULL;
 	if (st.st_size > TS_CONFIG_MAX_FILE) {
 		diag_add(d, "%s: file too large (%lld bytes, at most %u): is this the right file?",
 		         path, (long long)st.st_size, TS_CONFIG_MAX_FILE);
-		goto fail;
+		return NULL;
 	}
-	/* One byte more than allowed tells a file that grew while being read. */
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	if (cap > TS_CONFIG_MAX_FILE + 1)
-		cap = TS_CONFIG_MAX_FILE + 1;
-	buf = malloc(cap + 1);
+	/*
+	 * Room for the size fstat said, one byte more (which tells a file that grew while being
+	 * read) and the NUL; more only for a file that did grow.
+	 */
+	size_t cap = (size_t)st.st_size + 2, n = 0;
+	buf = malloc(cap);
 	if (!buf) {
 		diag_add(d, "%s: out of memory", path);
-		goto fail;
+		return NULL;
 	}
 	for (;;) {
-		if (n == cap) {
-			if (cap > TS_CONFIG_MAX_FILE) {
-				diag_add(d, "%s: file too large (grew past %u bytes while read)",
-				         path, TS_CONFIG_MAX_FILE);
-				goto fail;
-			}
-			size_t ncap =
-			    cap * 2 > TS_CONFIG_MAX_FILE + 1 ? TS_CONFIG_MAX_FILE + 1 : cap * 2;
-			char *nb = realloc(buf, ncap + 1);
-			if (!nb) {
-				diag_add(d, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
+		if (n > TS_CONFIG_MAX_FILE) {
+			diag_add(d, "%s: file too large (grew past %u bytes while read)", path,
+			         TS_CONFIG_MAX_FILE);
+			return NULL;
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
+		if (!ts_grow(&buf, &cap, n + 1)) {
+			diag_add(d, "%s: out of memory", path);
+			return NULL;
+		}
+		/* At most one byte past the limit: enough to tell that it is past. */
+		size_t room = cap - 1 < TS_CONFIG_MAX_FILE + 1 ? cap - 1 : TS_CONFIG_MAX_FILE + 1;
+		ssize_t r = read(fd, buf + n, room - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			diag_add(d, "%s: read error: %s", path, strerror(errno));
-			goto fail;
+			return NULL;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
 	buf[n] = '\0';
 	*len = n;
-	return buf;
-fail:
-	free(buf);
-	close(fd);
-	return NULL;
+	return TAKE_PTR(buf);
 }
 
 static void parse_text(struct ts_config *c, struct ts_diag *d, ts_user_lookup_fn lookup,

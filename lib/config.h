@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "macro.h"
 #include "rules.h"
 
 /* SYSCONFDIR "/turbosched/turboschedd.conf", from the build configuration. */
@@ -32,7 +33,7 @@ struct ts_config {
 	struct ts_daemon_settings daemon;
 	struct ts_ruleset rules;
 	char **files; /* every file read, in order */
-	size_t nfiles;
+	size_t nfiles, files_cap;
 };
 
 /* Problems found while loading; msgs[i] is one line without a newline. */
@@ -72,6 +73,7 @@ int ts_config_parse_buffer(const char *name, const char *text, size_t len, ts_us
                            struct ts_config **out, struct ts_diag *diag);
 
 void ts_config_free(struct ts_config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ts_config *, ts_config_free)
 
 /* Number of rules of one kind. */
 size_t ts_config_count(const struct ts_config *c, enum ts_rule_kind kind);

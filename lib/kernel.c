@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "macro.h"
 #include "util.h"
 
 static bool exists(const char *p)
@@ -19,8 +20,8 @@ static bool exists(const char *p)
 
 int ts_counters_parse(const char *content, struct ts_counter **out, size_t *n)
 {
-	struct ts_counter *v = NULL;
-	size_t cnt = 0;
+	_cleanup_free_ struct ts_counter *v = NULL;
+	size_t cnt = 0, cap = 0;
 	const char *line = content;
 
 	/* Generic "name value" pairs: new counters in a later kernel must show up without a code
@@ -34,7 +35,7 @@ int ts_counters_parse(const char *content, struct ts_counter **out, size_t *n)
 		int k;
 
 		if (len >= sizeof(buf))
-			goto bad;
+			return -EINVAL;
 		memcpy(buf, line, len);
 		buf[len] = '\0';
 		line = nl ? nl + 1 : NULL;
@@ -42,26 +43,16 @@ int ts_counters_parse(const char *content, struct ts_counter **out, size_t *n)
 			continue;
 		k = sscanf(buf, "%47s %lld %c", name, &val, &extra);
 		if (k != 2)
-			goto bad;
-		{
-			struct ts_counter *nv = realloc(v, (cnt + 1) * sizeof(*nv));
-
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-		}
+			return -EINVAL;
+		if (!ts_grow(&v, &cap, cnt))
+			return -ENOMEM;
 		snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", name);
 		v[cnt].value = val;
 		cnt++;
 	}
-	*out = v;
+	*out = TAKE_PTR(v);
 	*n = cnt;
 	return 0;
-bad:
-	free(v);
-	return -EINVAL;
 }
 
 static int read_switch(void)

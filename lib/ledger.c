@@ -312,8 +312,6 @@ int ts_ledger_load(struct ts_ledger *l, const char *path, struct ts_ledger_repor
 	return r;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose)
-
 /* fsync of the directory holding path, so the rename itself is durable. */
 static void sync_dir_of(const char *path)
 {
@@ -331,7 +329,7 @@ static int write_to(const struct ts_ledger *l, int fd)
 	/* The unit's UMask=0077 would make it 0600: everyone may read who tagged what. */
 	if (fchmod(fd, 0644) < 0)
 		return -errno;
-	_cleanup_(fclosep) FILE *f = fdopen(dup(fd), "w");
+	_cleanup_fclose_ FILE *f = fdopen(dup(fd), "w");
 	if (!f)
 		return -errno;
 	fputs(TS_LEDGER_HEADER "\n", f);

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Cleanup attributes in systemd's style (src/basic/alloc-util.h, fd-util.h): a variable declared
- * _cleanup_free_ is freed, one declared _cleanup_close_ is closed, when it goes out of scope;
+ * _cleanup_free_ is freed, one declared _cleanup_close_ is closed (_cleanup_fclose_,
+ * _cleanup_closedir_ likewise), when it goes out of scope;
  * TAKE_PTR and TAKE_FD hand the value on and leave NULL / -1 behind. And one growable array for
  * every growable array: ts_grow(&v, &cap, n) makes room for one more element.
  */
 #ifndef TS_MACRO_H
 #define TS_MACRO_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -40,6 +43,11 @@ static inline void closep(int *fd)
 			func(*p);                                                                  \
 	}
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose)
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
+#define _cleanup_fclose_   _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
 /* __extension__: statement expressions are GNU C, and the build is -Wpedantic. */
 #define TAKE_PTR(p)                                                                                \
 	__extension__({                                                                            \
@@ -54,6 +62,17 @@ static inline int take_fd(int *fd)
 	return r;
 }
 #define TAKE_FD(fd) take_fd(&(fd))
+
+/*
+ * PROTECT_ERRNO; at the top of a function: errno is what it was on entry when the function returns,
+ * so a caller may log first and read errno after (systemd's PROTECT_ERRNO). Every logger has it.
+ */
+static inline void reset_errnop(const int *saved)
+{
+	errno = *saved;
+}
+#define PROTECT_ERRNO                                                                              \
+	_cleanup_(reset_errnop) __attribute__((unused)) const int _saved_errno_ = errno
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 

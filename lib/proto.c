@@ -10,6 +10,7 @@
 
 #include "build_config.h"
 #include "macro.h"
+#include "util.h"
 
 static const char *const cmd_names[TS_CMD_COUNT] = {
     [TS_CMD_STATUS] = "status", [TS_CMD_TASKS] = "tasks",   [TS_CMD_EXPLAIN] = "explain",
@@ -126,8 +127,8 @@ json_object *ts_response_decode(const char *payload, size_t len)
 int ts_request_parse(const char *payload, size_t len, struct ts_request *out, char *err,
                      size_t errlen)
 {
-	json_object *o = parse_object(payload, len), *v;
-	int ret = -EINVAL;
+	_cleanup_(json_object_putp) json_object *o = parse_object(payload, len);
+	json_object *v;
 
 	memset(out, 0, sizeof(*out));
 	if (!o) {
@@ -138,11 +139,11 @@ int ts_request_parse(const char *payload, size_t len, struct ts_request *out, ch
 	    json_object_get_int64(v) != TS_PROTO_VERSION) {
 		snprintf(err, errlen, "unsupported protocol version (this daemon speaks %d)",
 		         TS_PROTO_VERSION);
-		goto out;
+		return -EINVAL;
 	}
 	if (!json_object_object_get_ex(o, "cmd", &v) || !json_object_is_type(v, json_type_string)) {
 		snprintf(err, errlen, "'cmd' missing or not a string");
-		goto out;
+		return -EINVAL;
 	}
 	const char *name = json_object_get_string(v);
 	int c;
@@ -157,7 +158,7 @@ int ts_request_parse(const char *payload, size_t len, struct ts_request *out, ch
 			shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
 		shown[i] = '\0';
 		snprintf(err, errlen, "unknown command '%s'", shown);
-		goto out;
+		return -EINVAL;
 	}
 	out->cmd = (enum ts_cmd)c;
 	if (cmd_takes_pid(out->cmd)) {
@@ -166,14 +167,11 @@ int ts_request_parse(const char *payload, size_t len, struct ts_request *out, ch
 		    !json_object_is_type(v, json_type_int) ||
 		    (pid = json_object_get_int64(v)) <= 0 || pid > INT32_MAX) {
 			snprintf(err, errlen, "'pid' must be a positive integer");
-			goto out;
+			return -EINVAL;
 		}
 		out->pid = (pid_t)pid;
 	}
-	ret = 0;
-out:
-	json_object_put(o);
-	return ret;
+	return 0;
 }
 
 json_object *ts_response_ok(void)
@@ -186,16 +184,14 @@ json_object *ts_response_ok(void)
 json_object *ts_response_error(const char *fmt, ...)
 {
 	json_object *o = json_object_new_object();
-	char *m = NULL;
+	_cleanup_free_ char *m = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&m, fmt, ap) < 0)
-		m = NULL;
+	m = ts_vasprintf(fmt, ap);
 	va_end(ap);
 	json_object_object_add(o, "ok", json_object_new_boolean(0));
 	json_object_object_add(o, "error", json_object_new_string(m ? m : "out of memory"));
-	free(m);
 	return o;
 }
 

@@ -23,8 +23,12 @@
 #include <sys/types.h>
 
 #include "ledger.h"
+#include "macro.h"
 #include "rules.h"
 #include "task.h"
+
+/* _cleanup_(json_object_putp) json_object *o: put when it goes out of scope. */
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put)
 
 #define TS_PROTO_VERSION 1
 #define TS_PROTO_HDR_LEN 4

@@ -88,7 +88,7 @@ struct ts_verdict {
 /* The rule set: exclusions and rules, each in configuration order (first match wins). */
 struct ts_ruleset {
 	struct ts_rule *rules;
-	size_t nrules;
+	size_t nrules, cap; /* cap: room in rules[] (ts_grow) */
 };
 
 struct ts_task;

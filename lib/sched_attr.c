@@ -4,6 +4,7 @@
 #include "kernel.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,12 +14,17 @@
 #define SCHED_DEADLINE 6
 #endif
 
-static int sys_setattr(pid_t tid, struct ts_sched_attr *attr, unsigned int flags)
+/* Whoever declared it, it must hold the clamp fields at the kernel's offsets. */
+_Static_assert(sizeof(struct sched_attr) >= SCHED_ATTR_SIZE_VER1, "struct sched_attr lacks VER1");
+_Static_assert(offsetof(struct sched_attr, sched_util_max) == SCHED_ATTR_SIZE_VER1 - 4,
+               "struct sched_attr: util_max not where the kernel reads it");
+
+static int sys_setattr(pid_t tid, struct sched_attr *attr, unsigned int flags)
 {
 	return (int)syscall(SYS_sched_setattr, tid, attr, flags);
 }
 
-static int sys_getattr(pid_t tid, struct ts_sched_attr *attr, unsigned int size, unsigned int flags)
+static int sys_getattr(pid_t tid, struct sched_attr *attr, unsigned int size, unsigned int flags)
 {
 	return (int)syscall(SYS_sched_getattr, tid, attr, size, flags);
 }
@@ -37,14 +43,14 @@ void ts_sched_ops_set(const struct ts_sched_ops *o)
 
 int ts_clamp_get(pid_t tid, struct ts_clamp *out)
 {
-	struct ts_sched_attr attr;
+	struct sched_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	if (ops->getattr(tid, &attr, sizeof(attr), 0) < 0)
 		return -errno;
 	out->policy = attr.sched_policy;
 	/* Without uclamp the kernel still copies 56 bytes, with the clamp fields left 0. */
-	out->valid = attr.size >= TS_SCHED_ATTR_SIZE_VER1 && ts_kernel_has_uclamp();
+	out->valid = attr.size >= SCHED_ATTR_SIZE_VER1 && ts_kernel_has_uclamp();
 	if (!out->valid) {
 		out->util_min = 0;
 		out->util_max = TS_UCLAMP_MAX_VALUE;
@@ -55,24 +61,24 @@ int ts_clamp_get(pid_t tid, struct ts_clamp *out)
 	return 0;
 }
 
-void ts_sched_attr_encode(struct ts_sched_attr *attr, bool set_min, uint32_t util_min,
+void ts_sched_attr_encode(struct sched_attr *attr, bool set_min, uint32_t util_min,
                           uint32_t util_max)
 {
 	memset(attr, 0, sizeof(*attr));
-	attr->size = TS_SCHED_ATTR_SIZE_VER1;
+	attr->size = SCHED_ATTR_SIZE_VER1;
 	/* KEEP_* make the kernel ignore policy, nice and priority: only the clamps change. */
 	attr->sched_flags =
-	    TS_SCHED_FLAG_KEEP_POLICY | TS_SCHED_FLAG_KEEP_PARAMS | TS_SCHED_FLAG_UTIL_CLAMP_MAX;
+	    SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS | SCHED_FLAG_UTIL_CLAMP_MAX;
 	attr->sched_util_max = util_max;
 	if (set_min) {
-		attr->sched_flags |= TS_SCHED_FLAG_UTIL_CLAMP_MIN;
+		attr->sched_flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
 		attr->sched_util_min = util_min;
 	}
 }
 
 int ts_clamp_set(pid_t tid, bool set_min, uint32_t util_min, uint32_t util_max)
 {
-	struct ts_sched_attr attr;
+	struct sched_attr attr;
 
 	ts_sched_attr_encode(&attr, set_min, util_min, util_max);
 	if (ops->setattr(tid, &attr, 0) < 0)

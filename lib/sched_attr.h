@@ -10,29 +10,42 @@
 #ifndef TS_SCHED_ATTR_H
 #define TS_SCHED_ATTR_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Size of struct sched_attr with the utilization clamp fields (SCHED_ATTR_SIZE_VER1). */
-#define TS_SCHED_ATTR_SIZE_VER1 56u
+#include "build_config.h"
 
-#define TS_SCHED_FLAG_RESET_ON_FORK  0x01u
-#define TS_SCHED_FLAG_KEEP_POLICY    0x08u
-#define TS_SCHED_FLAG_KEEP_PARAMS    0x10u
-#define TS_SCHED_FLAG_UTIL_CLAMP_MIN 0x20u
-#define TS_SCHED_FLAG_UTIL_CLAMP_MAX 0x40u
-
-/* Maximum clamp value (SCHED_CAPACITY_SCALE). */
-#define TS_UCLAMP_MAX_VALUE 1024u
-/* Writing this value resets a clamp to the kernel default (util_max 1024; util_min 0, RT default).
+/*
+ * The kernel's own names (include/uapi/linux/sched.h, sched/types.h), defined here only where the
+ * C library's headers do not, as util-linux's schedutils/sched_attr.h does: glibc 2.41 declares
+ * struct sched_attr in <sched.h>, Debian 12's 2.36 does not (meson checks: HAVE_STRUCT_SCHED_ATTR).
+ * <linux/sched/types.h> is not included: it clashes with a glibc that has the struct.
  */
-#define TS_UCLAMP_RESET UINT32_MAX
-/* The one util_max value that means "jitter task". */
-#define TS_JITTER_UTIL_MAX 0u
+#ifndef SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_RESET_ON_FORK 0x01
+#endif
+#ifndef SCHED_FLAG_KEEP_POLICY
+#define SCHED_FLAG_KEEP_POLICY 0x08
+#endif
+#ifndef SCHED_FLAG_KEEP_PARAMS
+#define SCHED_FLAG_KEEP_PARAMS 0x10
+#endif
+#ifndef SCHED_FLAG_UTIL_CLAMP_MIN
+#define SCHED_FLAG_UTIL_CLAMP_MIN 0x20
+#endif
+#ifndef SCHED_FLAG_UTIL_CLAMP_MAX
+#define SCHED_FLAG_UTIL_CLAMP_MAX 0x40
+#endif
 
-/* Same layout as the kernel's struct sched_attr, VER1. */
-struct ts_sched_attr {
+/* Size of struct sched_attr with the utilization clamp fields. */
+#ifndef SCHED_ATTR_SIZE_VER1
+#define SCHED_ATTR_SIZE_VER1 56
+#endif
+
+#ifndef HAVE_STRUCT_SCHED_ATTR
+struct sched_attr {
 	uint32_t size;
 	uint32_t sched_policy;
 	uint64_t sched_flags;
@@ -44,12 +57,20 @@ struct ts_sched_attr {
 	uint32_t sched_util_min;
 	uint32_t sched_util_max;
 };
+#endif
+
+/* Maximum clamp value (SCHED_CAPACITY_SCALE). */
+#define TS_UCLAMP_MAX_VALUE 1024u
+/* Writing this value resets a clamp to the kernel default (util_max 1024; util_min 0, RT default).
+ */
+#define TS_UCLAMP_RESET UINT32_MAX
+/* The one util_max value that means "jitter task". */
+#define TS_JITTER_UTIL_MAX 0u
 
 /* The syscall layer. Both return 0 or -1 with errno set, like the raw syscalls. */
 struct ts_sched_ops {
-	int (*setattr)(pid_t tid, struct ts_sched_attr *attr, unsigned int flags);
-	int (*getattr)(pid_t tid, struct ts_sched_attr *attr, unsigned int size,
-	               unsigned int flags);
+	int (*setattr)(pid_t tid, struct sched_attr *attr, unsigned int flags);
+	int (*getattr)(pid_t tid, struct sched_attr *attr, unsigned int size, unsigned int flags);
 };
 
 /* The real syscalls. */
@@ -79,7 +100,7 @@ int ts_clamp_get(pid_t tid, struct ts_clamp *out);
  * Builds the attribute for a clamp-only change. TS_UCLAMP_RESET in a field means "reset to
  * default"; set_min false leaves util_min alone (the UTIL_CLAMP_MIN flag is not set).
  */
-void ts_sched_attr_encode(struct ts_sched_attr *attr, bool set_min, uint32_t util_min,
+void ts_sched_attr_encode(struct sched_attr *attr, bool set_min, uint32_t util_min,
                           uint32_t util_max);
 
 /* Writes util_max (and util_min when set_min). 0 or -errno. */

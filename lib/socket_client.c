@@ -69,8 +69,6 @@ static int recv_all(int fd, uint8_t *buf, size_t len, long long deadline)
 	return 0;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put)
-
 int ts_proto_call(const char *path, const struct ts_request *req, int timeout_ms,
                   json_object **resp)
 {

@@ -235,15 +235,8 @@ void ts_pidlist_free(struct ts_pidlist *l)
 
 static int pidlist_add(struct ts_pidlist *l, pid_t p)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		pid_t *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (!ts_grow(&l->v, &l->cap, l->n))
+		return -ENOMEM;
 	l->v[l->n++] = p;
 	return 0;
 }
@@ -257,12 +250,11 @@ static int cmp_pid(const void *a, const void *b)
 
 static int list_numeric(const char *path, struct ts_pidlist *out)
 {
+	_cleanup_closedir_ DIR *d = opendir(path);
 	struct dirent *de;
-	DIR *d;
 	int r = 0;
 
 	out->n = 0;
-	d = opendir(path);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
@@ -274,7 +266,6 @@ static int list_numeric(const char *path, struct ts_pidlist *out)
 		if (r < 0)
 			break;
 	}
-	closedir(d);
 	if (r == 0)
 		qsort(out->v, out->n, sizeof(*out->v), cmp_pid);
 	return r;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "util.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
@@ -66,61 +67,55 @@ int ts_cpulist_parse(const char *s, int *cpus, size_t max)
 	return (int)n;
 }
 
-/* Reads a cpulist file (path formatted from fmt) into a malloc'd array; returns count or -errno. */
-static int read_cpulist(int **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int read_cpulist(int **out, const char *fmt, ...)
+/* A cpulist into a malloc'd array (int **out); returns count or -errno. */
+static int parse_cpulist(const char *text, void *out)
 {
-	char *buf;
-	int *cpus, r;
-	va_list ap;
+	_cleanup_free_ int *cpus = malloc(sizeof(*cpus) * TS_MAX_CPUS);
+	int r;
 
-	va_start(ap, fmt);
-	r = ts_vread_pathf(&buf, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return r;
-	cpus = malloc(sizeof(*cpus) * TS_MAX_CPUS);
-	if (!cpus) {
-		free(buf);
+	if (!cpus)
 		return -ENOMEM;
-	}
-	r = ts_cpulist_parse(buf, cpus, TS_MAX_CPUS);
-	free(buf);
-	if (r < 0) {
-		free(cpus);
-		return r;
-	}
-	*out = cpus;
+	r = ts_cpulist_parse(text, cpus, TS_MAX_CPUS);
+	if (r >= 0)
+		*(int **)out = TAKE_PTR(cpus);
 	return r;
 }
 
-static int read_int(int *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int read_int(int *out, const char *fmt, ...)
+/* One number (int *out); 0 or -errno. */
+static int parse_int(const char *text, void *out)
 {
 	long long v;
-	char *buf;
+	int r = ts_parse_ll(text, &v);
+
+	if (r == 0)
+		*(int *)out = (int)v;
+	return r;
+}
+
+/* Reads the file (path formatted from fmt) and hands its text to parse: -errno or its result. */
+static int read_parsed(int (*parse)(const char *text, void *out), void *out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int read_parsed(int (*parse)(const char *text, void *out), void *out, const char *fmt, ...)
+{
+	_cleanup_free_ char *buf = NULL;
 	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
 	r = ts_vread_pathf(&buf, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return r;
-	r = ts_parse_ll(buf, &v);
-	free(buf);
-	if (r == 0)
-		*out = (int)v;
-	return r;
+	return r < 0 ? r : parse(buf, out);
 }
+#define read_cpulist(cpus, ...) read_parsed(parse_cpulist, (int **){cpus}, __VA_ARGS__)
+#define read_int(n, ...)        read_parsed(parse_int, (int *){n}, __VA_ARGS__)
 
 /* cpuN directories: which CPUs exist, and the highest number. */
 static int scan_present(struct ts_topology *t)
 {
 	char path[4096];
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	int max = -1, r;
-	DIR *d;
 
 	r = ts_path(path, sizeof(path), CPU_DIR);
 	if (r < 0)
@@ -137,7 +132,6 @@ static int scan_present(struct ts_topology *t)
 		if (n > max)
 			max = n;
 	}
-	closedir(d);
 	if (max < 0)
 		return -ENOENT;
 	t->ncpus = (size_t)max + 1;
@@ -145,21 +139,20 @@ static int scan_present(struct ts_topology *t)
 	if (!t->cpus)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->ncpus; i++) {
+		_cleanup_closedir_ DIR *cd = NULL;
 		char p2[4096];
-		DIR *cd;
 
 		t->cpus[i].core = t->cpus[i].package = t->cpus[i].node = t->cpus[i].llc = -1;
-		if (ts_path(p2, sizeof(p2), CPU_DIR "/cpu%zu", i) == 0 && (cd = opendir(p2))) {
+		if (ts_path(p2, sizeof(p2), CPU_DIR "/cpu%zu", i) == 0 && (cd = opendir(p2)))
 			t->cpus[i].present = true;
-			closedir(cd);
-		}
 	}
 	return 0;
 }
 
 static void mark_online(struct ts_topology *t)
 {
-	int *cpus, n;
+	_cleanup_free_ int *cpus = NULL;
+	int n;
 
 	n = read_cpulist(&cpus, CPU_DIR "/online");
 	if (n < 0) {
@@ -171,16 +164,14 @@ static void mark_online(struct ts_topology *t)
 	for (int i = 0; i < n; i++)
 		if ((size_t)cpus[i] < t->ncpus)
 			t->cpus[cpus[i]].online = t->cpus[cpus[i]].present;
-	free(cpus);
 }
 
 static int add_core(struct ts_topology *t, int cpu)
 {
-	struct ts_core *nc = realloc(t->cores, (t->ncores + 1) * sizeof(*nc));
+	struct ts_core *nc;
 
-	if (!nc)
+	if (!ts_grow(&t->cores, &t->cores_cap, t->ncores))
 		return -ENOMEM;
-	t->cores = nc;
 	nc = &t->cores[t->ncores];
 	memset(nc, 0, sizeof(*nc));
 	nc->package = t->cpus[cpu].package;
@@ -201,14 +192,14 @@ static int build_cores(struct ts_topology *t)
 {
 	for (size_t i = 0; i < t->ncpus; i++) {
 		struct ts_cpu *c = &t->cpus[i];
-		int *sib = NULL, nsib, key, core = -1;
+		_cleanup_free_ int *sib = NULL;
+		int nsib, key, core = -1;
 
 		if (!c->online)
 			continue;
 		read_int(&c->package, CPU_DIR "/cpu%d/topology/physical_package_id", (int)i);
 		nsib = read_cpulist(&sib, CPU_DIR "/cpu%d/topology/thread_siblings_list", (int)i);
 		key = nsib > 0 ? sib[0] : (int)i;
-		free(sib);
 		if ((size_t)key < t->ncpus && key < (int)i)
 			core = t->cpus[key].core;
 		if (core < 0) {
@@ -224,15 +215,16 @@ static int build_cores(struct ts_topology *t)
 
 static void map_nodes(struct ts_topology *t)
 {
+	_cleanup_closedir_ DIR *d = NULL;
 	char path[4096];
 	struct dirent *de;
-	DIR *d;
 
 	if (ts_path(path, sizeof(path), "/sys/devices/system/node") < 0 || !(d = opendir(path)))
 		return; /* no NUMA information: nodes stay -1 */
 	while ((de = readdir(d))) {
 		const char *p = de->d_name + 4;
-		int node, *cpus, n;
+		_cleanup_free_ int *cpus = NULL;
+		int node, n;
 
 		if (strncmp(de->d_name, "node", 4) || parse_num(&p, &node) < 0 || *p)
 			continue;
@@ -241,25 +233,18 @@ static void map_nodes(struct ts_topology *t)
 		for (int i = 0; i < n; i++)
 			if ((size_t)cpus[i] < t->ncpus)
 				t->cpus[cpus[i]].node = node;
-		if (n >= 0)
-			free(cpus);
 	}
-	closedir(d);
 }
 
 static void map_llc(struct ts_topology *t)
 {
 	for (size_t i = 0; i < t->ncpus; i++) {
-		int *cpus, n;
+		_cleanup_free_ int *cpus = NULL;
 
 		if (!t->cpus[i].online)
 			continue;
-		n = read_cpulist(&cpus, CPU_DIR "/cpu%d/cache/index3/shared_cpu_list", (int)i);
-		if (n < 0)
-			continue;
-		if (n > 0)
+		if (read_cpulist(&cpus, CPU_DIR "/cpu%d/cache/index3/shared_cpu_list", (int)i) > 0)
 			t->cpus[i].llc = cpus[0];
-		free(cpus);
 	}
 }
 
@@ -269,19 +254,16 @@ int ts_topology_load(struct ts_topology *t)
 
 	memset(t, 0, sizeof(*t));
 	r = scan_present(t);
+	if (r >= 0) {
+		mark_online(t);
+		/* Nodes before cores: a core takes the node of its first CPU. */
+		map_nodes(t);
+		map_llc(t);
+		r = build_cores(t);
+	}
 	if (r < 0)
-		goto fail;
-	mark_online(t);
-	/* Nodes before cores: a core takes the node of its first CPU. */
-	map_nodes(t);
-	map_llc(t);
-	r = build_cores(t);
-	if (r < 0)
-		goto fail;
-	return 0;
-fail:
-	ts_topology_free(t);
-	return r;
+		ts_topology_free(t);
+	return r < 0 ? r : 0;
 }
 
 void ts_topology_free(struct ts_topology *t)

@@ -32,11 +32,11 @@ struct ts_core {
 };
 
 struct ts_topology {
-	size_t ncpus;        /* length of cpus[]: highest CPU number + 1 */
-	struct ts_cpu *cpus; /* indexed by CPU number */
-	size_t ncores;
-	struct ts_core *cores; /* ordered by their lowest CPU */
-	int nnodes;            /* number of node directories found (0 without NUMA info) */
+	size_t ncpus;             /* length of cpus[]: highest CPU number + 1 */
+	struct ts_cpu *cpus;      /* indexed by CPU number */
+	size_t ncores, cores_cap; /* cores_cap: room in cores[] (ts_grow) */
+	struct ts_core *cores;    /* ordered by their lowest CPU */
+	int nnodes;               /* number of node directories found (0 without NUMA info) */
 };
 
 /*

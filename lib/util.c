@@ -62,50 +62,35 @@ int ts_path(char *buf, size_t len, const char *fmt, ...)
 
 int ts_read_file(const char *path, char **out)
 {
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t cap = 4096, len = 0;
-	char *buf;
-	int fd;
+	_cleanup_free_ char *buf = NULL;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* One page holds most /proc files: no growing at all for them. */
 	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return -ENOMEM;
-	}
 	/* procfs files report size 0, so read until EOF instead of trusting fstat. */
 	for (;;) {
 		ssize_t n;
 
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		/* Room for one byte more than read so far, and the NUL. */
+		if (!ts_grow(&buf, &cap, len + 1))
+			return -ENOMEM;
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0) {
-			int e = errno;
-
-			if (e == EINTR)
+			if (errno == EINTR)
 				continue;
-			free(buf);
-			close(fd);
-			return -e;
+			return -errno;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	buf[len] = '\0';
-	*out = buf;
+	*out = TAKE_PTR(buf);
 	return 0;
 }
 
@@ -126,6 +111,13 @@ int ts_read_pathf(char **out, const char *fmt, ...)
 	r = ts_vread_pathf(out, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+char *ts_vasprintf(const char *fmt, va_list ap)
+{
+	char *m;
+
+	return vasprintf(&m, fmt, ap) < 0 ? NULL : m;
 }
 
 int ts_parse_ll(const char *s, long long *out)

@@ -28,6 +28,9 @@ int ts_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 int ts_read_file(const char *path, char **out);
 /* ts_path() + ts_read_file() in one call. */
 int ts_read_pathf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* vasprintf()'s text (caller frees), or NULL when out of memory. */
+char *ts_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int ts_vread_pathf(char **out, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Parses a decimal integer filling the whole string (trailing newline allowed). 0 or -EINVAL. */

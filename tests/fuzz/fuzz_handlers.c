@@ -27,23 +27,23 @@ static struct daemon D;
 /* The kernel, as far as the handlers see it: tasks 100 and 101 exist, clamps are kept here. */
 static uint32_t util_max[2] = {1024, 1024};
 
-static int fake_get(pid_t tid, struct ts_sched_attr *a, unsigned int size, unsigned int flags)
+static int fake_get(pid_t tid, struct sched_attr *a, unsigned int size, unsigned int flags)
 {
 	(void)flags;
 	if (tid != 100 && tid != 101)
 		return errno = ESRCH, -1;
 	memset(a, 0, size);
-	a->size = TS_SCHED_ATTR_SIZE_VER1;
+	a->size = SCHED_ATTR_SIZE_VER1;
 	a->sched_util_max = util_max[tid - 100];
 	return 0;
 }
 
-static int fake_set(pid_t tid, struct ts_sched_attr *a, unsigned int flags)
+static int fake_set(pid_t tid, struct sched_attr *a, unsigned int flags)
 {
 	(void)flags;
 	if (tid != 100 && tid != 101)
 		return errno = ESRCH, -1;
-	if (a->sched_flags & TS_SCHED_FLAG_UTIL_CLAMP_MAX)
+	if (a->sched_flags & SCHED_FLAG_UTIL_CLAMP_MAX)
 		util_max[tid - 100] = a->sched_util_max > 1024 ? 1024 : a->sched_util_max;
 	return 0;
 }

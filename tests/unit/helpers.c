@@ -210,7 +210,7 @@ struct fake_task *fake_add(pid_t tid, uint32_t policy, uint32_t util_min, uint32
 	return t;
 }
 
-static int fake_getattr(pid_t tid, struct ts_sched_attr *a, unsigned int size, unsigned int flags)
+static int fake_getattr(pid_t tid, struct sched_attr *a, unsigned int size, unsigned int flags)
 {
 	struct fake_task *t;
 
@@ -222,7 +222,7 @@ static int fake_getattr(pid_t tid, struct ts_sched_attr *a, unsigned int size, u
 		return -1;
 	}
 	memset(a, 0, size);
-	a->size = TS_SCHED_ATTR_SIZE_VER1;
+	a->size = SCHED_ATTR_SIZE_VER1;
 	a->sched_policy = t->policy;
 	a->sched_util_min = t->util_min;
 	a->sched_util_max = t->util_max;
@@ -230,7 +230,7 @@ static int fake_getattr(pid_t tid, struct ts_sched_attr *a, unsigned int size, u
 }
 
 /* Mirrors the kernel's checks that matter here: KEEP flags, clamp range, min <= max, reset. */
-static int fake_setattr(pid_t tid, struct ts_sched_attr *a, unsigned int flags)
+static int fake_setattr(pid_t tid, struct sched_attr *a, unsigned int flags)
 {
 	struct fake_task *t = fake_get(tid);
 	uint32_t mn, mx;
@@ -246,8 +246,8 @@ static int fake_setattr(pid_t tid, struct ts_sched_attr *a, unsigned int flags)
 		errno = t->set_errno;
 		return -1;
 	}
-	mn = a->sched_flags & TS_SCHED_FLAG_UTIL_CLAMP_MIN ? a->sched_util_min : t->util_min;
-	mx = a->sched_flags & TS_SCHED_FLAG_UTIL_CLAMP_MAX ? a->sched_util_max : t->util_max;
+	mn = a->sched_flags & SCHED_FLAG_UTIL_CLAMP_MIN ? a->sched_util_min : t->util_min;
+	mx = a->sched_flags & SCHED_FLAG_UTIL_CLAMP_MAX ? a->sched_util_max : t->util_max;
 	if ((mn != TS_UCLAMP_RESET && mn > 1024) || (mx != TS_UCLAMP_RESET && mx > 1024)) {
 		errno = EINVAL;
 		return -1;

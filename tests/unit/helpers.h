@@ -62,8 +62,8 @@ struct fake_task {
 struct fake_sched {
 	struct fake_task t[FAKE_MAX];
 	int n;
-	int nset;                  /* setattr calls */
-	struct ts_sched_attr last; /* the last attr passed to setattr */
+	int nset;               /* setattr calls */
+	struct sched_attr last; /* the last attr passed to setattr */
 	unsigned int last_flags;
 	/* Called after a successful setattr of tid (for reuse simulation). */
 	void (*after_set)(pid_t tid);

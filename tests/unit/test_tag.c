@@ -26,7 +26,7 @@ static void teardown(void)
 
 START_TEST(encode_keep_flags)
 {
-	struct ts_sched_attr a;
+	struct sched_attr a;
 
 	ts_sched_attr_encode(&a, false, 0, 0);
 	ck_assert_uint_eq(a.size, 56);
