@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "commands.h"
 #include "helpers.h"
+#include "helpers_cli.h"
 #include "log.h"
 #include "procconn.h"
 #include "util.h"
@@ -58,17 +59,6 @@ static void task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st)
 {
 	tree_add_task(tgid, tid, comm, st, 0, 1000);
 	fake_add(tid, 0, 0, 1024);
-}
-
-/* turboschedctl itself (cli_main), on the same fake /proc and syscalls; no daemon to ask. */
-static int ctl(const char *cmd, const char *pid)
-{
-	char *argv[] = {"turboschedctl", "--socket",  "/nonexistent/control",
-	                (char *)cmd,     (char *)pid, NULL};
-	FILE *devnull = fopen("/dev/null", "w");
-	int rc = cli_main(5, argv, devnull, devnull);
-	fclose(devnull);
-	return rc;
 }
 
 static struct ts_ledger_entry *reg(pid_t tid)
@@ -365,7 +355,7 @@ START_TEST(test_manual_untag_sticks)
 	task(100, 100, "logrotate", 10);
 	engine_scan(&eng);
 	ck_assert_int_eq(reg(100)->owner, TS_OWNER_RULE);
-	ck_assert_int_eq(ctl("untag", "100"), 0);
+	ck_assert_int_eq(ctl_quiet("untag", "100"), 0);
 	ck_assert_uint_eq(fake_get(100)->util_max, 1024);
 	engine_scan(&eng); /* the rule still matches, but the admin said no */
 	ck_assert_int_eq(ts_ledger_get(&eng.manual, 100, 10)->owner, TS_OWNER_UNTAGGED);
@@ -375,7 +365,7 @@ START_TEST(test_manual_untag_sticks)
 	ck_assert_uint_eq(ts_ledger_count_tagged(&eng.ledger), 0);
 	/* A manual tag is recorded and survives stop. */
 	task(200, 200, "other", 20);
-	ck_assert_int_eq(ctl("tag", "200"), 0);
+	ck_assert_int_eq(ctl_quiet("tag", "200"), 0);
 	engine_scan(&eng);
 	ck_assert_int_eq(ts_ledger_get(&eng.manual, 200, 20)->owner, TS_OWNER_MANUAL);
 	ck_assert_ptr_null(reg(200));

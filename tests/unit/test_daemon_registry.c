@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "commands.h"
 #include "helpers.h"
+#include "helpers_cli.h"
 #include "log.h"
 #include "ledger.h"
 #include "util.h"
@@ -73,17 +74,6 @@ static void daemon_kill9(struct daemon *d)
 	ts_config_free(d->cfg);
 }
 
-/* turboschedctl itself (cli_main), on the same fake /proc and syscalls; no daemon to ask. */
-static int ctl(const char *cmd, const char *pid)
-{
-	char *argv[] = {"turboschedctl", "--socket",  "/nonexistent/control",
-	                (char *)cmd,     (char *)pid, NULL};
-	FILE *devnull = fopen("/dev/null", "w");
-	int rc = cli_main(5, argv, devnull, devnull);
-	fclose(devnull);
-	return rc;
-}
-
 static void task(pid_t tgid, pid_t tid, const char *comm, unsigned long long st)
 {
 	tree_add_task(tgid, tid, comm, st, 0, 1000);
@@ -100,8 +90,8 @@ START_TEST(test_restart_adopts_and_restores)
 	task(400, 400, "bash", 40);       /* tagged by hand (turboschedctl tag) */
 	task(500, 500, "logrotate", 50);  /* untagged by hand: rules must keep off */
 	daemon_start(&d);
-	ck_assert_int_eq(ctl("tag", "400"), 0);
-	ck_assert_int_eq(ctl("untag", "500"), 0);
+	ck_assert_int_eq(ctl_quiet("tag", "400"), 0);
+	ck_assert_int_eq(ctl_quiet("untag", "500"), 0);
 	/* What the daemon does before its next event, scan or answer: 500 is no longer its own. */
 	engine_sync_manual(&d.eng);
 	daemon_persist(&d);
