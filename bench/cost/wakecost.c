@@ -3,9 +3,9 @@
  * The cost of placing a jitter task at wake-up, in the guest: periodic tasks with util_max = 0
  * wake up again and again, optionally beside CPU hogs, and the benchmark-only kernel patch
  * bench/cost/measure-select.patch times each ->select_task_rq() call for such tasks into a
- * histogram (/sys/kernel/debug/wakecost).  Under QEMU's -icount the guest clock counts the
- * instructions of the vCPU that reads it, so a call's time is its instruction count (times
- * 2^shift ns), whatever the other vCPUs do; bench/cost/run checks that claim by calibration.
+ * histogram (/sys/kernel/debug/wakecost).  Under QEMU's -icount the guest clock counts
+ * instructions (2^shift ns each); a call during which QEMU runs other vCPUs counts theirs too,
+ * so the median is the figure, and bench/cost/run checks it by calibration.
  *
  *   wakecost --label NAME [--hogs LIST] [--jitter N] [--work-us W] [--period-us P]
  *            [--seconds S] [--pack on|off]
