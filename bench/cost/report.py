@@ -41,7 +41,7 @@ def main():
         "Time of one `->select_task_rq()` call for a jitter task at wake-up, measured by the "
         "benchmark-only patch `bench/cost/measure-select.patch` in guests with N CPUs in one "
         f"LLC (QEMU 10, `-icount shift={shift}`: the guest clock counts instructions, "
-        f"2^{shift} ns each; 40 ns buckets). Eight jitter tasks wake every 2 ms; "
+        f"2^{shift} ns each; 40 ns buckets). Eight jitter tasks do 50 us of work a period (20 ms unless `--period-us` said otherwise); "
         "*busy*: four hogs on cores spread over the LLC; *idle*: nothing else runs. Each "
         "figure is the median over the rounds of that round's mean (or median); *on/off* "
         "compares packing on and off in the same boot of the patched kernel, *on/unp.* the "
