@@ -37,6 +37,12 @@ struct shared {
 	double max_late_us[MAX_JITTER];
 	/* run_delay (ns) at the first and the latest period of the window */
 	unsigned long long delay_first[MAX_JITTER], delay_last[MAX_JITTER];
+	/*
+	 * --float-hogs: the CPUs of the cores the hogs run on right now (sampled every 20 ms by
+	 * the parent), and each jitter task's time on such a core.
+	 */
+	volatile uint64_t hog_cores;
+	double busy_time[MAX_JITTER];
 };
 
 struct opts {
@@ -96,8 +102,11 @@ static _Noreturn void jitter(struct shared *sh, int idx, const struct opts *o)
 			int cpu = sched_getcpu();
 			double now = kt_thread_cpu();
 
-			if (sh->measuring && cpu >= 0 && cpu < KT_MAX_CPUS)
+			if (sh->measuring && cpu >= 0 && cpu < KT_MAX_CPUS) {
 				sh->cpu_time[idx][cpu] += now - last;
+				if (sh->hog_cores & (1ULL << cpu))
+					sh->busy_time[idx] += now - last;
+			}
 			last = now;
 		}
 		if (sh->measuring) {
@@ -256,6 +265,28 @@ static struct lb_stats lb_read(void)
 	return lb;
 }
 
+/* The CPU @pid last ran on (field 39 of /proc/PID/stat), -1 if unknown. */
+static int task_cpu_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		/* after ") ": field 3 is the state; the CPU is field 39 */
+		for (int field = 3; p && field <= 39; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			cpu = atoi(p + 1);
+	}
+	fclose(f);
+	return cpu;
+}
+
 static void sleep_s(double seconds)
 {
 	struct timespec t = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
@@ -269,6 +300,36 @@ static void write_sysctl(const char *path, const char *value)
 
 	if (!f || fprintf(f, "%s\n", value) < 0 || fclose(f))
 		kt_bail("cannot write %s to %s: %s", value, path, strerror(errno));
+}
+
+static uint64_t cores_of(uint64_t cpus, int nr);
+
+/*
+ * Hogs the scheduler places itself: for @seconds, every 20 ms, publish the cores the hogs run
+ * on for the jitter tasks to attribute their time by, and count in @presence how often each
+ * CPU's core hosted a hog (@samples samples).
+ */
+static void follow_hogs(struct shared *sh, const pid_t *hogs, int nhogs, double seconds, int nr,
+                        long *presence, long *samples)
+{
+	double end = kt_now() + seconds;
+
+	while (kt_now() < end) {
+		uint64_t cpus = 0, cores;
+
+		for (int i = 0; i < nhogs; i++) {
+			int cpu = task_cpu_of(hogs[i]);
+
+			if (cpu >= 0 && cpu < nr)
+				cpus |= 1ULL << cpu;
+		}
+		cores = cores_of(cpus, nr);
+		sh->hog_cores = cores;
+		for (int c = 0; c < nr; c++)
+			presence[c] += !!(cores & (1ULL << c));
+		(*samples)++;
+		sleep_s(0.02);
+	}
 }
 
 static uint64_t cores_of(uint64_t cpus, int nr)
@@ -481,6 +542,7 @@ int main(int argc, char **argv)
 	long periods = 0, skipped = 0, key;
 	unsigned long long delay_ns = 0;
 	struct lb_stats lb_on, lb_off = {0, 0}, lb1;
+	long presence[KT_MAX_CPUS] = {0}, samples = 0;
 	struct opts o;
 	struct shared *sh;
 	uint64_t busy;
@@ -525,12 +587,20 @@ int main(int argc, char **argv)
 		jitter_parent(sh, &o);
 
 	/* Let placement settle; then measure for a fixed time. */
-	sleep_s(o.warmup);
+	if (o.float_hogs)
+		follow_hogs(sh, hog_pids, nhogs, o.warmup, nr, presence, &samples);
+	else
+		sleep_s(o.warmup);
+	memset(presence, 0, sizeof(presence));
+	samples = 0;
 	kt_stats(counters, NCOUNTERS, count0);
 	kt_cpustat_read(&before);
 	lb_on = lb_read();
 	sh->measuring = 1;
-	sleep_s(o.seconds);
+	if (o.float_hogs)
+		follow_hogs(sh, hog_pids, nhogs, o.seconds, nr, presence, &samples);
+	else
+		sleep_s(o.seconds);
 	sh->measuring = 0;
 	lb1 = lb_read();
 	lb_on = (struct lb_stats){lb1.count - lb_on.count, lb1.failed - lb_on.failed};
@@ -561,30 +631,16 @@ int main(int argc, char **argv)
 	if (o.smt_off)
 		smt_control("on");
 	/*
-	 * Hogs the scheduler places itself: a core is busy when its CPUs spent at least half
-	 * the window on work other than the jitter tasks.
+	 * Hogs the scheduler places itself move: a jitter task's time counts as on a busy core
+	 * when a hog ran on that core at that moment (the 20 ms samples), and a core is spare
+	 * when a hog was there in under a tenth of the samples.
 	 */
 	if (o.float_hogs && !o.busy) {
-		for (int c = 0; c < nr; c++) {
-			double other = 0;
-
-			if (kt_core_of(c) != c)
-				continue;
-			for (int h = 0; h < nr; h++) {
-				double window = (after.total[h] - before.total[h]) / 100.0;
-				double jit = 0;
-
-				if (kt_core_of(h) != c || window <= 0)
-					continue;
-				for (int i = 0; i < o.jitter; i++)
-					jit += sh->cpu_time[i][h];
-				other += (after.busy[h] - before.busy[h]) / 100.0 / window -
-				         jit / window;
-			}
-			if (other >= 0.5)
-				busy |= cores_of(1ULL << c, nr);
-		}
-		kt_diag("busy cores found: %#llx", (unsigned long long)busy);
+		for (int c = 0; c < nr; c++)
+			if (samples && presence[c] * 10 >= samples)
+				busy |= 1ULL << c;
+		kt_diag("cores that hosted a hog in at least a tenth of %ld samples: %#llx",
+		        samples, (unsigned long long)busy);
 	}
 
 	for (int c = 0; c < nr; c++) {
@@ -617,6 +673,11 @@ int main(int argc, char **argv)
 			late = sh->max_late_us[i];
 	}
 
+	if (o.float_hogs && !o.busy) {
+		on_busy = 0;
+		for (int i = 0; i < o.jitter; i++)
+			on_busy += sh->busy_time[i];
+	}
 	double share = total > 0 ? on_busy / total : 0;
 	double idle = spare_total ? 1.0 - (double)spare_busy / spare_total : 1.0;
 	double delay_us = periods ? delay_ns / 1e3 / periods : 0;
