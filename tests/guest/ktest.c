@@ -216,6 +216,35 @@ int kt_nr_cpus(void)
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+bool kt_smt_active(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/smt/active", "r");
+	int active = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &active) != 1)
+			active = -1;
+		fclose(f);
+	}
+	if (active >= 0)
+		return active == 1;
+	for (int c = 0; c < kt_nr_cpus(); c++) {
+		char path[96], buf[64];
+
+		snprintf(path, sizeof(path),
+		         "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && strpbrk(buf, ",-"))
+			active = 1;
+		fclose(f);
+		if (active == 1)
+			return true;
+	}
+	return false;
+}
+
 int kt_core_of(int cpu)
 {
 	char path[96], buf[64];

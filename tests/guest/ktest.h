@@ -54,6 +54,11 @@ int kt_sysctl_pack(void);
 int kt_sysctl_pack_set(int on);
 
 int kt_nr_cpus(void);
+/*
+ * Whether SMT is active, as the scheduler's sched_smt_active() sees it: smt/active in sysfs,
+ * else whether any online CPU has a sibling.  Packing needs it.
+ */
+bool kt_smt_active(void);
 /* The first CPU of @cpu's core (thread_siblings_list), and its NUMA node. */
 int kt_core_of(int cpu);
 int kt_node_of(int cpu);
