@@ -4,7 +4,7 @@
  * (tid, starttime), so a reused TID is never mistaken for the task that was tagged. The daemon
  * and turboschedctl keep one each, in the same format, written by this module only:
  *
- *   RUNSTATEDIR/turboschedd/ledger  written by turboschedd (its dynamic user): owners rule,
+ *   RUNSTATEDIR/turboschedd/ledger  written by turboschedd (its system user): owners rule,
  * inherited RUNSTATEDIR/turbosched/ledger   written by turboschedctl (root): owners manual,
  * untagged
  *
