@@ -216,6 +216,27 @@ int kt_nr_cpus(void)
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+int kt_task_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		/* fields after ")" start at 3; the CPU is field 39 */
+		for (int field = 3; p && field <= 39; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			cpu = atoi(p + 1);
+	}
+	fclose(f);
+	return cpu;
+}
+
 bool kt_smt_active(void)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/smt/active", "r");

@@ -54,6 +54,8 @@ int kt_sysctl_pack(void);
 int kt_sysctl_pack_set(int on);
 
 int kt_nr_cpus(void);
+/* The CPU @pid last ran on (field 39 of /proc/PID/stat), -1 if unknown. */
+int kt_task_cpu(pid_t pid);
 /*
  * Whether SMT is active, as the scheduler's sched_smt_active() sees it: smt/active in sysfs,
  * else whether any online CPU has a sibling.  Packing needs it.

@@ -77,27 +77,6 @@ static bool all_progress(int periods, int timeout_ms)
 	return false;
 }
 
-static int last_cpu(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	int cpu = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
-		/* field 39 is the CPU; fields after ')' start at 3 */
-		for (int field = 3; p && field <= 39; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			sscanf(p - 0, " %d", &cpu);
-	}
-	fclose(f);
-	return cpu;
-}
-
 static void hotplug_step(const char *what, const int *cpus, int n)
 {
 	bool ok = true;
@@ -214,7 +193,7 @@ int main(void)
 	kt_plan(6 + nsteps);
 	kt_ok(all_progress(20, 10000), "jitter tasks run");
 
-	int last = last_cpu(jitter_pid[0]);
+	int last = kt_task_cpu(jitter_pid[0]);
 
 	for (int i = 0; i < nsteps; i++)
 		hotplug_step(steps[i].what, steps[i].cpus, steps[i].n);

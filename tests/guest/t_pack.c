@@ -265,28 +265,6 @@ static struct lb_stats lb_read(void)
 	return lb;
 }
 
-/* The CPU @pid last ran on (field 39 of /proc/PID/stat), -1 if unknown. */
-static int task_cpu_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	int cpu = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
-		/* after ") ": field 3 is the state; the CPU is field 39 */
-		for (int field = 3; p && field <= 39; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			cpu = atoi(p + 1);
-	}
-	fclose(f);
-	return cpu;
-}
-
 static void sleep_s(double seconds)
 {
 	struct timespec t = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
@@ -318,7 +296,7 @@ static void follow_hogs(struct shared *sh, const pid_t *hogs, int nhogs, double 
 		uint64_t cpus = 0, cores;
 
 		for (int i = 0; i < nhogs; i++) {
-			int cpu = task_cpu_of(hogs[i]);
+			int cpu = kt_task_cpu(hogs[i]);
 
 			if (cpu >= 0 && cpu < nr)
 				cpus |= 1ULL << cpu;
