@@ -52,7 +52,8 @@ struct opts {
 	int hog_cookie; /* each hog in a core-scheduling group of its own */
 	int smt_off;    /* SMT switched off through sysfs for the run */
 	/* load-balance attempts with packing on, over packing off: the range allowed */
-	double lb_attempts_min, lb_attempts_max;
+	double lb_attempts_min, lb_attempts_max, lb_failed_max;
+	int lb_pairs;
 	double warmup, seconds;
 	double share_min, share_max, idle_min, outside_node_max, outside_mask_max;
 	long min_periods;
@@ -179,7 +180,8 @@ static _Noreturn void jitter_parent(struct shared *sh, const struct opts *o)
  * group of its own, so that only its own threads may share its core; with @tagged a jitter
  * task itself.
  */
-static pid_t start_hog(int cpu, int duty, bool cookie, bool tagged)
+/* A hog on @cpu, or with @cpu < 0 one the scheduler places within @mask (0: anywhere). */
+static pid_t start_hog(int cpu, uint64_t mask, int duty, bool cookie, bool tagged)
 {
 	pid_t pid = fork();
 
@@ -192,6 +194,8 @@ static pid_t start_hog(int cpu, int duty, bool cookie, bool tagged)
 		        strerror(errno));
 	if (tagged && kt_set_util_max(0, 0, -1, false))
 		kt_bail("cannot tag the jitter hog on cpu%d: %s", cpu, strerror(errno));
+	if (cpu < 0 && mask)
+		kt_pin(0, mask);
 	kt_hog(cpu, duty);
 }
 
@@ -221,14 +225,29 @@ static int smt_active(void)
 	return on;
 }
 
-/* Load-balance attempts and failures, summed over every CPU, domain and idle type. */
+/*
+ * Load-balance attempts and failures, summed over every CPU and domain, per
+ * idle type of /proc/schedstat (busy, idle, newly idle) and in all.
+ */
 struct lb_stats {
 	unsigned long long count, failed;
+	unsigned long long type_count[3], type_failed[3];
 };
+
+static struct lb_stats lb_delta(struct lb_stats a, struct lb_stats b)
+{
+	struct lb_stats d = {b.count - a.count, b.failed - a.failed, {0}, {0}};
+
+	for (int t = 0; t < 3; t++) {
+		d.type_count[t] = b.type_count[t] - a.type_count[t];
+		d.type_failed[t] = b.type_failed[t] - a.type_failed[t];
+	}
+	return d;
+}
 
 static struct lb_stats lb_read(void)
 {
-	struct lb_stats lb = {0, 0};
+	struct lb_stats lb = {0};
 	char line[1024];
 	FILE *f = fopen("/proc/schedstat", "r");
 
@@ -257,6 +276,8 @@ static struct lb_stats lb_read(void)
 		if (n < 24)
 			kt_bail("unexpected /proc/schedstat domain line: %s", line);
 		for (int t = 0; t < 3; t++) {
+			lb.type_count[t] += v[8 * t];
+			lb.type_failed[t] += v[8 * t + 2];
 			lb.count += v[8 * t];
 			lb.failed += v[8 * t + 2];
 		}
@@ -270,6 +291,35 @@ static void sleep_s(double seconds)
 	struct timespec t = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
 
 	nanosleep(&t, NULL);
+}
+
+/*
+ * The balancer's control: the same load with packing off, in the same boot.
+ * Attempts drift within a boot: two 8 s windows in a row, packing off in both,
+ * differed by up to 3.1x.  So packing is switched on (@on_value, the boot's
+ * own setting: 0 in the switched-off boot, which makes its run an A/A check)
+ * and off in 1 s slices, ABBA, and each side sums its slices.
+ */
+static void lb_compare_slices(int pairs, int on_value, struct lb_stats *on, struct lb_stats *off)
+{
+	for (int i = 0; i < 2 * pairs; i++) {
+		bool packing = i % 4 == 0 || i % 4 == 3;
+		struct lb_stats a, d, *sum = packing ? on : off;
+
+		if (kt_sysctl_pack_set(packing ? on_value : 0))
+			kt_bail("cannot switch kernel.sched_pack_jitter to %d", packing ? on_value : 0);
+		sleep_s(0.2); /* a jitter task wakes every 20 ms: time for each to be placed anew */
+		a = lb_read();
+		sleep_s(1.0);
+		d = lb_delta(a, lb_read());
+		sum->count += d.count;
+		sum->failed += d.failed;
+		for (int t = 0; t < 3; t++) {
+			sum->type_count[t] += d.type_count[t];
+			sum->type_failed[t] += d.type_failed[t];
+		}
+	}
+	kt_sysctl_pack_set(on_value);
 }
 
 static void write_sysctl(const char *path, const char *value)
@@ -331,7 +381,8 @@ static void usage(void)
 	        "[--min-periods N] [--packed-min N] [--packed-max N] [--fallback-min N] "
 	        "[--fallback-max N] [--fallback-full-max N] [--fallback-idle-max N] "
 	        "[--jitter-hogs LIST] [--key 0|1|-1] [--float-hogs N] [--hog-cookie] "
-	        "[--smt-off] [--lb-attempts-min RATIO] [--lb-attempts-max RATIO]\n");
+	        "[--smt-off] [--lb-attempts-min RATIO] [--lb-attempts-max RATIO] "
+	        "[--lb-failed-max RATIO] [--lb-pairs N]\n");
 	exit(2);
 }
 
@@ -378,6 +429,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"smt-off", 0, 0, 17},
 	    {"lb-attempts-max", 1, 0, 18},
 	    {"lb-attempts-min", 1, 0, 19},
+	    {"lb-failed-max", 1, 0, 20},
+	    {"lb-pairs", 1, 0, 21},
 	    {0, 0, 0, 0},
 	};
 	int c;
@@ -402,6 +455,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .fallback_idle_max = -1,
 	                   .lb_attempts_max = -1,
 	                   .lb_attempts_min = -1,
+	                   .lb_failed_max = -1,
+	                   .lb_pairs = 8,
 	                   .key = -2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -498,6 +553,12 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 19:
 			o->lb_attempts_min = atof(optarg);
 			break;
+		case 20:
+			o->lb_failed_max = atof(optarg);
+			break;
+		case 21:
+			o->lb_pairs = atoi(optarg);
+			break;
 		default:
 			usage();
 		}
@@ -519,7 +580,7 @@ int main(int argc, char **argv)
 	long count0[NCOUNTERS], count1[NCOUNTERS], delta[NCOUNTERS];
 	long periods = 0, skipped = 0, key;
 	unsigned long long delay_ns = 0;
-	struct lb_stats lb_on, lb_off = {0, 0}, lb1;
+	struct lb_stats lb_on = {0}, lb_off = {0};
 	long presence[KT_MAX_CPUS] = {0}, samples = 0;
 	struct opts o;
 	struct shared *sh;
@@ -543,15 +604,15 @@ int main(int argc, char **argv)
 		kt_diag("SMT switched off: smt/active %d, %d CPUs online", smt_active(),
 		        (int)sysconf(_SC_NPROCESSORS_ONLN));
 	}
-	bool lb_compare = o.lb_attempts_max >= 0 || o.lb_attempts_min >= 0;
+	bool lb_compare = o.lb_attempts_max >= 0 || o.lb_attempts_min >= 0 || o.lb_failed_max >= 0;
 
 	if (lb_compare)
 		write_sysctl("/proc/sys/kernel/sched_schedstats", "1");
 	for (int c = 0; c < nr; c++)
 		if (o.hogs & (1ULL << c))
-			hog_pids[nhogs++] = start_hog(c, o.hog_duty, o.hog_cookie, false);
+			hog_pids[nhogs++] = start_hog(c, 0, o.hog_duty, o.hog_cookie, false);
 	for (int i = 0; i < o.float_hogs; i++)
-		hog_pids[nhogs++] = start_hog(-1, o.hog_duty, o.hog_cookie, false);
+		hog_pids[nhogs++] = start_hog(-1, o.mask, o.hog_duty, o.hog_cookie, false);
 	/*
 	 * A CPU-bound jitter task beside a hog: it is the running task there
 	 * about half the time, while the hog waits, and the core must still
@@ -559,7 +620,7 @@ int main(int argc, char **argv)
 	 */
 	for (int c = 0; c < nr; c++)
 		if (o.jitter_hogs & (1ULL << c))
-			hog_pids[nhogs++] = start_hog(c, 100, false, true);
+			hog_pids[nhogs++] = start_hog(c, 0, 100, false, true);
 	parent = fork();
 	if (parent == 0)
 		jitter_parent(sh, &o);
@@ -573,31 +634,19 @@ int main(int argc, char **argv)
 	samples = 0;
 	kt_stats(counters, NCOUNTERS, count0);
 	kt_cpustat_read(&before);
-	lb_on = lb_read();
 	sh->measuring = 1;
 	if (o.float_hogs)
 		follow_hogs(sh, hog_pids, nhogs, o.seconds, nr, presence, &samples);
 	else
 		sleep_s(o.seconds);
 	sh->measuring = 0;
-	lb1 = lb_read();
-	lb_on = (struct lb_stats){lb1.count - lb_on.count, lb1.failed - lb_on.failed};
 	key = kt_stat("key");
 	kt_cpustat_read(&after);
 	kt_stats(counters, NCOUNTERS, count1);
 	for (int i = 0; i < NCOUNTERS; i++)
 		delta[i] = count1[i] >= 0 ? count1[i] - count0[i] : -1;
-	/* The control for the balancer: the same load with packing off, in the same boot. */
-	if (lb_compare) {
-		if (kt_sysctl_pack_set(0))
-			kt_bail("cannot switch kernel.sched_pack_jitter off");
-		sleep_s(o.warmup);
-		lb_off = lb_read();
-		sleep_s(o.seconds);
-		lb1 = lb_read();
-		lb_off = (struct lb_stats){lb1.count - lb_off.count, lb1.failed - lb_off.failed};
-		kt_sysctl_pack_set(sysctl_was);
-	}
+	if (lb_compare)
+		lb_compare_slices(o.lb_pairs, sysctl_was, &lb_on, &lb_off);
 	sh->stop = 1;
 	waitpid(parent, NULL, 0);
 	for (int i = 0; i < nhogs; i++) {
@@ -672,9 +721,15 @@ int main(int argc, char **argv)
 	        delta[PACKED_TRANSIENT]);
 
 	if (lb_compare)
-		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu",
-		        lb_on.count, lb_off.count, lb_on.failed, lb_off.failed);
-	kt_plan(15);
+		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu; "
+		        "by idle type busy/idle/newidle: attempts on %llu/%llu/%llu off "
+		        "%llu/%llu/%llu, failed on %llu/%llu/%llu off %llu/%llu/%llu",
+		        lb_on.count, lb_off.count, lb_on.failed, lb_off.failed,
+		        lb_on.type_count[0], lb_on.type_count[1], lb_on.type_count[2],
+		        lb_off.type_count[0], lb_off.type_count[1], lb_off.type_count[2],
+		        lb_on.type_failed[0], lb_on.type_failed[1], lb_on.type_failed[2],
+		        lb_off.type_failed[0], lb_off.type_failed[1], lb_off.type_failed[2]);
+	kt_plan(16);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
 	kt_ok(share >= o.share_min && share <= o.share_max,
@@ -716,6 +771,12 @@ int main(int argc, char **argv)
 	kt_ok(o.lb_attempts_min < 0 || lb_on.count >= o.lb_attempts_min * lb_off.count,
 	      "load-balance attempts with packing %llu, without %llu (want at least %.2fx)",
 	      lb_on.count, lb_off.count, o.lb_attempts_min);
+	/* Failures are rare (about 1 % of attempts): below 20 a ratio says nothing */
+	kt_ok(o.lb_failed_max < 0 ||
+	          lb_on.failed <= o.lb_failed_max * (lb_off.failed > 20 ? lb_off.failed : 20),
+	      "load-balance failures with packing %llu, without %llu (want at most %.2fx, "
+	      "counting fewer than 20 as 20)",
+	      lb_on.failed, lb_off.failed, o.lb_failed_max);
 	kt_ok(kt_sysctl_pack_at_boot() != 0 || packed == 0,
 	      "baseline switched off at boot counted %ld packed placements (want 0)", packed);
 	return kt_exit_status();
