@@ -367,8 +367,12 @@ def main():
                         f"{tk.get('rss_kib')} KiB (idle {tk.get('rss_idle_kib')}, peak "
                         f"{tk.get('hwm_kib')}); `turboschedctl tasks` {tk.get('ctl_tasks_ms')} ms "
                         f"median of 3 ({tk.get('ctl_tasks_ms_runs')}), {tk.get('ctl_tasks_lines')} "
-                        f"lines; registry empty {tk.get('untracked_after_exit_s')} s after exit",
-                        ("met" if rss < 4096 else "**missed**") + " (RSS < 4 MiB)"])
+                        f"lines, `ps -eLo tid,psr,comm` {tk.get('ps_ms', 'n/a')} ms "
+                        f"({tk.get('ps_ms_runs', 'n/a')}), ratio {tk.get('ctl_tasks_over_ps', 'n/a')}; "
+                        f"registry empty {tk.get('untracked_after_exit_s')} s after exit",
+                        ("met" if rss < 4096 else "**missed**") + " (RSS < 4 MiB); "
+                        + ("met" if num(tk, "ctl_tasks_over_ps") <= 1.5 else "**missed**")
+                        + " (`tasks` within 1.5x of ps)"])
         sp = dm.get("daemon-stop")
         if sp:
             trs.append(["stop", f"SIGTERM → exit {sp.get('exit')} in {sp.get('stop_ms')} ms", ""])

@@ -12,7 +12,7 @@
  *   idle     context switches (wake-ups) and CPU time of the daemon over --quiet seconds
  *   tasks    --procs processes of --threads threads each: time until the daemon's registry
  *            holds all of them, its VmRSS / VmHWM then, and the time `turboschedctl tasks`
- *            takes to list them
+ *            takes to list them beside `ps -eLo tid,psr,comm` (median of 3 each, alternated)
  *
  * Each part prints one "BENCH daemon-PART ..." line.
  */
@@ -392,22 +392,26 @@ static void bench_idle(void)
 	bn_end();
 }
 
-static double run_ctl_tasks(long *lines)
+/*
+ * Run @argv with its output into a file, as a user's terminal would take it; the wall time in
+ * ms, and in @lines the lines it printed (-1 if it failed).
+ */
+static double run_timed(char *const argv[], long *lines)
 {
 	long long t0 = now_ns();
 	pid_t p = fork();
 	int st;
 
 	if (p == 0) {
-		int out = open(DIR_ "/tasks.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int out = open(DIR_ "/listing.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(out, 1);
-		execlp(ctl_bin, ctl_bin, "--socket", SOCK, "tasks", (char *)NULL);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	waitpid(p, &st, 0);
 	double ms = (now_ns() - t0) / 1e6;
-	FILE *f = fopen(DIR_ "/tasks.out", "r");
+	FILE *f = fopen(DIR_ "/listing.out", "r");
 	int c;
 
 	*lines = 0;
@@ -470,13 +474,19 @@ static void bench_tasks(void)
 
 		nanosleep(&tick, NULL);
 	}
-	long rss = bn_rss_kib(dpid), hwm = bn_status_kib(dpid, "VmHWM"), lines[3];
-	double ms[3];
-	struct bn_samples msv = {0};
+	long rss = bn_rss_kib(dpid), hwm = bn_status_kib(dpid, "VmHWM"), lines[3], ps_lines[3];
+	double ms[3], ps_ms[3];
+	struct bn_samples msv = {0}, psv = {0};
+	char *const ctl_argv[] = {(char *)ctl_bin, "--socket", SOCK, "tasks", NULL};
+	/* What an admin would compare it with: every thread, its CPU and its name */
+	char *const ps_argv[] = {"ps", "-eLo", "tid,psr,comm", NULL};
 
+	/* Alternate the two, so that both see the same guest state */
 	for (int r = 0; r < 3; r++) {
-		ms[r] = run_ctl_tasks(&lines[r]);
+		ms[r] = run_timed(ctl_argv, &lines[r]);
 		bn_samples_add(&msv, ms[r]);
+		ps_ms[r] = run_timed(ps_argv, &ps_lines[r]);
+		bn_samples_add(&psv, ps_ms[r]);
 	}
 	/* Let them go and time until the registry has dropped them. */
 	long long t_close = now_ns();
@@ -510,6 +520,10 @@ static void bench_tasks(void)
 	bn_kv("ctl_tasks_ms", "%.0f", bn_quantile(&msv, 0.5));
 	bn_kv("ctl_tasks_ms_runs", "%.0f,%.0f,%.0f", ms[0], ms[1], ms[2]);
 	bn_kv("ctl_tasks_lines", "%ld", lines[0]);
+	bn_kv("ps_ms", "%.0f", bn_quantile(&psv, 0.5));
+	bn_kv("ps_ms_runs", "%.0f,%.0f,%.0f", ps_ms[0], ps_ms[1], ps_ms[2]);
+	bn_kv("ps_lines", "%ld", ps_lines[0]);
+	bn_kv("ctl_tasks_over_ps", "%.2f", bn_quantile(&msv, 0.5) / bn_quantile(&psv, 0.5));
 	bn_kv("untracked_after_exit_s", "%.2f", t_gone < 0 ? -1 : (t_gone - t_close) / 1e9);
 	bn_end();
 }
