@@ -307,7 +307,8 @@ static void lb_compare_slices(int pairs, int on_value, struct lb_stats *on, stru
 		struct lb_stats a, d, *sum = packing ? on : off;
 
 		if (kt_sysctl_pack_set(packing ? on_value : 0))
-			kt_bail("cannot switch kernel.sched_pack_jitter to %d", packing ? on_value : 0);
+			kt_bail("cannot switch kernel.sched_pack_jitter to %d",
+			        packing ? on_value : 0);
 		sleep_s(0.2); /* a jitter task wakes every 20 ms: time for each to be placed anew */
 		a = lb_read();
 		sleep_s(1.0);
@@ -724,11 +725,11 @@ int main(int argc, char **argv)
 		kt_diag("RESULT-LB balance attempts on/off %llu/%llu, failed %llu/%llu; "
 		        "by idle type busy/idle/newidle: attempts on %llu/%llu/%llu off "
 		        "%llu/%llu/%llu, failed on %llu/%llu/%llu off %llu/%llu/%llu",
-		        lb_on.count, lb_off.count, lb_on.failed, lb_off.failed,
-		        lb_on.type_count[0], lb_on.type_count[1], lb_on.type_count[2],
-		        lb_off.type_count[0], lb_off.type_count[1], lb_off.type_count[2],
-		        lb_on.type_failed[0], lb_on.type_failed[1], lb_on.type_failed[2],
-		        lb_off.type_failed[0], lb_off.type_failed[1], lb_off.type_failed[2]);
+		        lb_on.count, lb_off.count, lb_on.failed, lb_off.failed, lb_on.type_count[0],
+		        lb_on.type_count[1], lb_on.type_count[2], lb_off.type_count[0],
+		        lb_off.type_count[1], lb_off.type_count[2], lb_on.type_failed[0],
+		        lb_on.type_failed[1], lb_on.type_failed[2], lb_off.type_failed[0],
+		        lb_off.type_failed[1], lb_off.type_failed[2]);
 	kt_plan(16);
 	kt_ok(total > 0 && periods >= o.min_periods, "jitter tasks ran %ld periods (want >= %ld)",
 	      periods, o.min_periods);
