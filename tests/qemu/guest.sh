@@ -1,7 +1,8 @@
 # Sourced by tests/qemu/boot and tests/e2e/boot: what every test guest of an arch is.
 #
-# guest_qemu ARCH sets the array qemu (the QEMU command without kernel, initrd, disk or
+# guest_qemu ARCH [THREADS] sets the array qemu (the QEMU command without kernel, initrd, disk or
 # console options) and the string guest_append (what the kernel command line must hold).
+# THREADS (ppc64le only) is the threads a core: 1 (the default) or 2, which needs QEMU 8.1+.
 # guest_splat is the extended regex of console lines that fail a boot.
 guest_splat='(WARNING:|BUG:|Oops|Kernel panic|possible recursive locking|possible circular locking|inconsistent lock state|sleeping function called from invalid context|suspicious RCU usage|INFO: task .* blocked|UBSAN:|KASAN:)'
 
@@ -21,11 +22,23 @@ guest_qemu() {
 		guest_append="console=ttyS0 tsc=unstable"
 		;;
 	ppc64le)
-		# pseries under TCG allows one thread per core in QEMU 7.2: 4 cores, 2 NUMA nodes.
-		qemu=(qemu-system-ppc64 -M pseries -cpu power9 -accel tcg,thread=multi
-			-smp 4,sockets=1,cores=4,threads=1 -m 1G
-			-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
-			-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1)
+		if [ "${2:-1}" = 2 ]; then
+			# 2 sockets x 2 cores x 2 threads, one NUMA node per socket, as on x86_64: SMT
+			# pseries under TCG needs QEMU 8.1 or later (the kernel tests boot 10.0 from
+			# bookworm-backports, tests/qemu-backports --arch ppc64le).
+			qemu=(qemu-system-ppc64 -M pseries -cpu power9 -accel tcg,thread=multi
+				-smp 8,sockets=2,cores=2,threads=2 -m 1G
+				-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+				-numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1)
+		else
+			# Debian 12's QEMU 7.2 allows one thread per core on pseries under TCG ("TCG cannot
+			# support more than 1 thread/core on a pseries machine"): 4 cores, 2 NUMA nodes.  The
+			# end-to-end guest (tests/e2e/run) boots this.
+			qemu=(qemu-system-ppc64 -M pseries -cpu power9 -accel tcg,thread=multi
+				-smp 4,sockets=1,cores=4,threads=1 -m 1G
+				-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+				-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1)
+		fi
 		guest_append="console=hvc0"
 		;;
 	*)
