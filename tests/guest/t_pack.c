@@ -176,11 +176,10 @@ static _Noreturn void jitter_parent(struct shared *sh, const struct opts *o)
 #endif
 
 /*
- * A hog on @cpu (or where the scheduler puts it, @cpu < 0); with @cookie in a core-scheduling
- * group of its own, so that only its own threads may share its core; with @tagged a jitter
- * task itself.
+ * A hog on @cpu, or with @cpu < 0 where the scheduler puts it within @mask (0: anywhere); with
+ * @cookie in a core-scheduling group of its own, so that only its own threads may share its
+ * core; with @tagged a jitter task itself.
  */
-/* A hog on @cpu, or with @cpu < 0 one the scheduler places within @mask (0: anywhere). */
 static pid_t start_hog(int cpu, uint64_t mask, int duty, bool cookie, bool tagged)
 {
 	pid_t pid = fork();
