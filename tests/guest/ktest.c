@@ -183,7 +183,7 @@ long kt_stat_wait(const char *name, long want, int timeout_ms)
 	return val;
 }
 
-static int read_int_file(const char *path)
+int kt_read_int(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	int val = -1;
@@ -198,7 +198,7 @@ static int read_int_file(const char *path)
 
 int kt_sysctl_pack(void)
 {
-	return read_int_file("/proc/sys/kernel/sched_pack_jitter");
+	return kt_read_int("/proc/sys/kernel/sched_pack_jitter");
 }
 
 int kt_sysctl_pack_set(int on)
@@ -239,14 +239,9 @@ int kt_task_cpu(pid_t pid)
 
 bool kt_smt_active(void)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/smt/active", "r");
-	int active = -1;
+	int active = kt_read_int("/sys/devices/system/cpu/smt/active");
+	FILE *f;
 
-	if (f) {
-		if (fscanf(f, "%d", &active) != 1)
-			active = -1;
-		fclose(f);
-	}
 	if (active >= 0)
 		return active == 1;
 	for (int c = 0; c < kt_nr_cpus(); c++) {

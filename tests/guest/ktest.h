@@ -54,6 +54,8 @@ int kt_sysctl_pack(void);
 int kt_sysctl_pack_set(int on);
 
 int kt_nr_cpus(void);
+/* The integer a /proc or /sys file starts with, -1 if it cannot be read. */
+int kt_read_int(const char *path);
 /* The CPU @pid last ran on (field 39 of /proc/PID/stat), -1 if unknown. */
 int kt_task_cpu(pid_t pid);
 /*

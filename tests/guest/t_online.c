@@ -33,17 +33,9 @@
 static int cpu_online(int cpu)
 {
 	char path[80];
-	int on = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &on) != 1)
-		on = -1;
-	fclose(f);
-	return on;
+	return kt_read_int(path);
 }
 
 static int present_cpus(void)

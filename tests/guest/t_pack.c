@@ -211,19 +211,6 @@ static void smt_control(const char *state)
 		        strerror(errno));
 }
 
-static int smt_active(void)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/smt/active", "r");
-	int on = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &on) != 1)
-			on = -1;
-		fclose(f);
-	}
-	return on;
-}
-
 /*
  * Load-balance attempts and failures, summed over every CPU and domain, per
  * idle type of /proc/schedstat (busy, idle, newly idle) and in all.
@@ -601,7 +588,8 @@ int main(int argc, char **argv)
 
 	if (o.smt_off) {
 		smt_control("off");
-		kt_diag("SMT switched off: smt/active %d, %d CPUs online", smt_active(),
+		kt_diag("SMT switched off: smt/active %d, %d CPUs online",
+		        kt_read_int("/sys/devices/system/cpu/smt/active"),
 		        (int)sysconf(_SC_NPROCESSORS_ONLN));
 	}
 	bool lb_compare = o.lb_attempts_max >= 0 || o.lb_attempts_min >= 0 || o.lb_failed_max >= 0;
