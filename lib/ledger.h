@@ -4,9 +4,10 @@
  * (tid, starttime), so a reused TID is never mistaken for the task that was tagged. The daemon
  * and turboschedctl keep one each, in the same format, written by this module only:
  *
- *   RUNSTATEDIR/turboschedd/ledger  written by turboschedd (its system user): owners rule,
- * inherited RUNSTATEDIR/turbosched/ledger   written by turboschedctl (root): owners manual,
- * untagged
+ * - RUNSTATEDIR/turboschedd/ledger is written by turboschedd (its system user), with the
+ *   owners rule and inherited;
+ * - RUNSTATEDIR/turbosched/ledger is written by turboschedctl (root), with the owners manual
+ *   and untagged.
  *
  * Each side reads the other's: turboschedctl asks the daemon for its entries ("tasks", lib/proto)
  * to restore what a rule replaced and to say who tagged what; the daemon reads turboschedctl's file
