@@ -75,9 +75,9 @@ def main():
     expect = 201 * 2 ** int(shift)
     out.append(
         "The calibrated kernel is the patched one with a 100-iteration empty loop at the top "
-        "of every jitter placement (`bench/cost/calibrate.patch`). In the built object the loop "
-        "is `movl $0x64,0x18(%rsp)`, then `decl 0x18(%rsp); jne` a hundred times: 201 "
-        f"instructions, {expect} ns at `-icount shift={shift}`. The method measures the path "
+        "of every jitter placement (`bench/cost/calibrate.patch`). In the built object (-O2, "
+        "`kernel/config/bench.config`) the loop is `mov $0x64,%eax`, then `sub $0x1,%eax; jne` "
+        f"a hundred times: 201 instructions, {expect} ns at `-icount shift={shift}`. The method measures the path "
         f"alone if the difference comes out at {expect} ns, with and without hogs.\n"
     )
     out.append(
