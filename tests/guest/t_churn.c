@@ -234,7 +234,7 @@ int main(void)
 		      packed1 - packed0);
 	else if (kt_sysctl_pack_at_boot() == 1)
 		kt_ok(packed0 >= 0 && packed1 == packed0,
-		      "no SMT, so no packing (patch 0015): no placements counted (%ld)",
+		      "no SMT, so no packing (patch 0006): no placements counted (%ld)",
 		      packed1 - packed0);
 	else if (kt_patched())
 		kt_ok(packed0 >= 0 && packed1 == packed0,
